@@ -1,0 +1,29 @@
+// Compares the `context` objects of two runs: the suite's environment keys
+// (GPU, driver, CUDA runtime, LibTorch) must match for a fair comparison; the
+// host keys Google Benchmark writes for every project are informational.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace gptbench::compare {
+
+struct ContextDifference {
+  std::string key;
+  std::string base;      // "(absent)" when missing
+  std::string contender;
+  bool environment = false;  // one of kEnvironmentKeys: said prominently, fails --strict-context
+};
+
+// gptbench's custom context keys.
+inline const std::vector<std::string> kEnvironmentKeys = {"gpu_name", "driver", "cuda_runtime", "libtorch"};
+
+// Differences in the environment keys (when either run has them) and in
+// host_name, num_cpus, and mhz_per_cpu (the latter only beyond 10%).
+std::vector<ContextDifference> diff_context(const std::map<std::string, std::string>& base,
+                                            const std::map<std::string, std::string>& contender);
+
+bool has_environment_difference(const std::vector<ContextDifference>& differences);
+
+}  // namespace gptbench::compare

@@ -1,0 +1,28 @@
+// Loads Google Benchmark JSON (library versions 1.7 to 1.9) into a Run.
+// Every malformed input becomes a LoadError whose message is one line
+// starting with the source name; nothing is dropped silently.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "run.h"
+
+namespace gptbench::compare {
+
+class LoadError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Reads a whole file; LoadError if it is missing or unreadable.
+std::string read_text_file(const std::string& path);
+
+// Parses JSON text; `source` names it in error messages.
+Run parse_run(std::string_view text, const std::string& source);
+
+// read_text_file + parse_run.
+Run load_run_file(const std::string& path);
+
+}  // namespace gptbench::compare

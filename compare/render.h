@@ -1,0 +1,27 @@
+// Renderers of a Report: terminal text, PR-ready markdown, machine-readable
+// JSON and a self-contained HTML page with inline SVG charts.
+#pragma once
+
+#include <string>
+
+#include "report.h"
+
+namespace gptbench::compare {
+
+struct TextOptions {
+  bool color = false;  // ANSI colours (the CLI turns them on for a TTY only)
+};
+
+std::string render_text(const Report& report, const TextOptions& options);
+std::string render_markdown(const Report& report);
+std::string render_json(const Report& report);
+std::string render_html(const Report& report);
+
+// Shared by the renderers: results whose verdict is worth listing first
+// (regression, broken, improvement), in that order.
+std::vector<const PairResult*> notable_results(const Report& report);
+
+// "base.json vs new.json" or "RUN.json: torch vs fused".
+std::string report_title(const Report& report);
+
+}  // namespace gptbench::compare

@@ -1,0 +1,179 @@
+#include "report.h"
+
+#include <cmath>
+#include <limits>
+
+namespace gptbench::compare {
+namespace {
+
+SideStats side_stats(const Benchmark& bench, TimeKind kind) {
+  if (!bench.repetitions.empty()) return describe(bench.samples(kind));
+  // Aggregates only (--benchmark_report_aggregates_only): median, else mean.
+  SideStats stats;
+  stats.aggregates_only = true;
+  stats.n = static_cast<size_t>(std::max<int64_t>(bench.declared_repetitions, 0));
+  const Aggregate* central = bench.aggregate("median");
+  if (central == nullptr || !central->has_time) central = bench.aggregate("mean");
+  if (central != nullptr && central->has_time) {
+    stats.median = kind == TimeKind::kReal ? central->real_ns : central->cpu_ns;
+  } else {
+    stats.median = std::numeric_limits<double>::quiet_NaN();
+  }
+  const Aggregate* mean_row = bench.aggregate("mean");
+  stats.mean = mean_row != nullptr && mean_row->has_time ? (kind == TimeKind::kReal ? mean_row->real_ns : mean_row->cpu_ns)
+                                                          : stats.median;
+  const Aggregate* stddev_row = bench.aggregate("stddev");
+  if (stddev_row != nullptr && stddev_row->has_time) {
+    stats.stddev = kind == TimeKind::kReal ? stddev_row->real_ns : stddev_row->cpu_ns;
+  }
+  stats.cv = stats.mean > 0 ? stats.stddev / stats.mean : 0;
+  stats.min = stats.max = stats.median;
+  return stats;
+}
+
+SideStats counter_stats(const Benchmark& bench, const std::string& name) {
+  if (const CounterSeries* series = bench.counter(name)) return describe(series->values);
+  SideStats stats;
+  stats.aggregates_only = true;
+  for (const char* aggregate_name : {"median", "mean"}) {
+    if (const Aggregate* agg = bench.aggregate(aggregate_name)) {
+      const auto it = agg->counters.find(name);
+      if (it != agg->counters.end()) {
+        stats.median = stats.mean = stats.min = stats.max = it->second;
+        return stats;
+      }
+    }
+  }
+  stats.median = std::numeric_limits<double>::quiet_NaN();
+  return stats;
+}
+
+// Counter names of a benchmark: from its repetitions, else its aggregate rows.
+std::vector<std::string> counter_names(const Benchmark& bench) {
+  std::vector<std::string> names;
+  for (const CounterSeries& series : bench.counters) names.push_back(series.name);
+  if (names.empty()) {
+    for (const char* aggregate_name : {"median", "mean"}) {
+      if (const Aggregate* agg = bench.aggregate(aggregate_name)) {
+        for (const auto& entry : agg->counters) names.push_back(entry.first);
+        break;
+      }
+    }
+  }
+  return names;
+}
+
+bool all_finite(const std::vector<double>& values) {
+  for (double v : values) {
+    if (!std::isfinite(v)) return false;
+  }
+  return true;
+}
+
+std::string side_message(const char* side, const Benchmark& bench) {
+  std::string out = std::string(to_string(bench.status)) + " in " + side;
+  if (!bench.message.empty()) out += ": " + bench.message;
+  return out;
+}
+
+}  // namespace
+
+PairResult compare_pair(const BenchmarkPair& pair, const Settings& settings) {
+  PairResult result;
+  result.name = pair.name;
+  result.family = family_of(pair.name);
+  result.base_status = pair.base->status;
+  result.contender_status = pair.contender->status;
+  if (result.base_status != RunStatus::kOk || result.contender_status != RunStatus::kOk) {
+    std::string message;
+    if (result.base_status != RunStatus::kOk) message = side_message("base", *pair.base);
+    if (result.contender_status != RunStatus::kOk) {
+      message += (message.empty() ? "" : "; ") + side_message("new", *pair.contender);
+    }
+    result.status_message = message;
+    const bool broke = result.contender_status == RunStatus::kErrored && result.base_status == RunStatus::kOk;
+    result.verdict = broke ? Verdict::kBroken : Verdict::kNotCompared;
+    return result;
+  }
+  const double threshold = settings.thresholds.for_name(pair.name);
+  result.time = compare_metric(side_stats(*pair.base, settings.time), side_stats(*pair.contender, settings.time),
+                               Direction::kLowerIsBetter, settings.alpha, threshold);
+  result.verdict = result.time.verdict;
+
+  for (const std::string& name : counter_names(*pair.base)) {
+    SideStats base = counter_stats(*pair.base, name);
+    SideStats contender = counter_stats(*pair.contender, name);
+    if (std::isnan(contender.median) && contender.samples.empty()) continue;  // not on the new side
+    Direction direction = counter_direction(name);
+    if (!all_finite(base.samples) || !all_finite(contender.samples)) direction = Direction::kInformational;
+    result.counters.push_back(
+        CounterResult{name, compare_metric(std::move(base), std::move(contender), direction, settings.alpha, threshold)});
+  }
+  return result;
+}
+
+Report build_report(const Pairing& pairing, const Settings& settings) {
+  Report report;
+  report.settings = settings;
+  report.added = pairing.added;
+  report.removed = pairing.removed;
+  report.results.reserve(pairing.pairs.size());
+  std::vector<double> ratios;
+  std::map<std::string, std::vector<double>> family_ratios;
+  for (const BenchmarkPair& pair : pairing.pairs) {
+    PairResult result = compare_pair(pair, settings);
+    Summary& summary = report.summary;
+    ++summary.verdicts[result.verdict];
+    for (const CounterResult& counter : result.counters) {
+      if (counter.comparison.verdict == Verdict::kRegression) ++summary.counter_regressions;
+      if (counter.comparison.verdict == Verdict::kImprovement) ++summary.counter_improvements;
+    }
+    const double ratio = result.time.ratio;
+    const bool compared = result.verdict != Verdict::kBroken && result.verdict != Verdict::kNotCompared;
+    if (compared && ratio > 0 && std::isfinite(ratio)) {
+      ratios.push_back(ratio);
+      family_ratios[result.family].push_back(ratio);
+    }
+    report.results.push_back(std::move(result));
+  }
+  report.summary.geomean = geometric_mean(ratios);
+  report.summary.geomean_pairs = ratios.size();
+  for (const auto& [family, values] : family_ratios) {
+    report.summary.families.push_back(FamilySummary{family, geometric_mean(values), values.size()});
+  }
+  return report;
+}
+
+namespace {
+
+size_t count_of(const Report& report, Verdict verdict) {
+  const auto it = report.summary.verdicts.find(verdict);
+  return it == report.summary.verdicts.end() ? 0 : it->second;
+}
+
+}  // namespace
+
+int exit_code(const Report& report) {
+  if (report.strict_context && has_environment_difference(report.context)) return 2;
+  const bool failed = count_of(report, Verdict::kRegression) > 0 || count_of(report, Verdict::kBroken) > 0 ||
+                      (report.settings.gate_counters && report.summary.counter_regressions > 0) ||
+                      (report.settings.fail_on_removed && !report.removed.empty());
+  return failed ? 1 : 0;
+}
+
+std::string gate_message(const Report& report) {
+  const int code = exit_code(report);
+  if (code == 2) return "ERROR: environment differs and --strict-context is set";
+  std::string out = code == 0 ? "PASS" : "FAIL";
+  out += ": " + std::to_string(count_of(report, Verdict::kRegression)) + " regression(s), " +
+         std::to_string(count_of(report, Verdict::kBroken)) + " broken, " +
+         std::to_string(count_of(report, Verdict::kImprovement)) + " improvement(s), " +
+         std::to_string(count_of(report, Verdict::kUnreliable)) + " unreliable";
+  if (report.settings.gate_counters) out += ", " + std::to_string(report.summary.counter_regressions) + " counter regression(s)";
+  if (report.settings.fail_on_removed && !report.removed.empty()) {
+    out += ", " + std::to_string(report.removed.size()) + " removed";
+  }
+  return out;
+}
+
+}  // namespace gptbench::compare

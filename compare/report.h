@@ -1,0 +1,85 @@
+// The whole comparison: one result per benchmark pair (time and counters),
+// added/removed benchmarks, context differences and the summary that the
+// renderers print and the exit code is taken from.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "context.h"
+#include "pair.h"
+#include "run.h"
+#include "thresholds.h"
+#include "verdict.h"
+
+namespace gptbench::compare {
+
+struct Settings {
+  double alpha = 0.05;
+  Thresholds thresholds;
+  TimeKind time = TimeKind::kReal;
+  bool gate_counters = false;    // counter regressions fail the gate too
+  bool fail_on_removed = false;  // benchmarks missing from NEW fail the gate
+};
+
+struct CounterResult {
+  std::string name;
+  MetricComparison comparison;
+};
+
+struct PairResult {
+  std::string name;
+  std::string family;
+  RunStatus base_status = RunStatus::kOk;
+  RunStatus contender_status = RunStatus::kOk;
+  std::string status_message;  // why it was not compared / broken
+  MetricComparison time;       // meaningful when verdict is not kBroken / kNotCompared
+  std::vector<CounterResult> counters;  // counters present on both sides
+  Verdict verdict = Verdict::kSame;     // the time verdict, or kBroken / kNotCompared
+};
+
+struct FamilySummary {
+  std::string family;
+  double geomean = 0;  // geometric mean of contender/base time ratios
+  size_t pairs = 0;    // ratios that entered it
+};
+
+struct Summary {
+  double geomean = 0;  // NaN when no pair had two valid medians
+  size_t geomean_pairs = 0;
+  std::vector<FamilySummary> families;  // sorted by name
+  std::map<Verdict, size_t> verdicts;   // time verdicts
+  size_t counter_regressions = 0;
+  size_t counter_improvements = 0;
+};
+
+struct Report {
+  std::string mode;             // "benchmarks" or "filters"
+  std::string base_source;      // BASE.json, or RUN.json in filters mode
+  std::string contender_source;
+  std::string base_label = "base";       // IMPL_A in filters mode
+  std::string contender_label = "new";   // IMPL_B in filters mode
+  Settings settings;
+  std::vector<PairResult> results;
+  std::vector<std::string> added;
+  std::vector<std::string> removed;
+  std::vector<ContextDifference> context;
+  Summary summary;
+  bool strict_context = false;
+};
+
+PairResult compare_pair(const BenchmarkPair& pair, const Settings& settings);
+
+// Compares every pair and fills the summary.
+Report build_report(const Pairing& pairing, const Settings& settings);
+
+// 0: no regression, 1: regressions or broken benchmarks (or gated counters /
+// removed benchmarks when those options are on), 2: environment differs under
+// --strict-context.
+int exit_code(const Report& report);
+
+// Human sentence for the exit code, e.g. "FAIL: 1 regression, 0 broken".
+std::string gate_message(const Report& report);
+
+}  // namespace gptbench::compare

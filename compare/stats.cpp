@@ -1,0 +1,169 @@
+#include "stats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <utility>
+
+namespace gptbench::compare {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+// scipy switches to the normal approximation when both samples exceed this.
+constexpr int64_t kExactMaxSmallerSample = 8;
+
+// Number of arrangements giving each U in [0, n1*n2], as the coefficients of
+// the Gaussian binomial [n1+n2 choose n1](q) = prod_{i=1..m} (1-q^(n+i))/(1-q^i),
+// m = min(n1, n2). long double keeps the integer counts exact far enough.
+std::vector<long double> u_frequencies(int64_t n1, int64_t n2) {
+  const int64_t m = std::min(n1, n2);
+  const int64_t n = std::max(n1, n2);
+  const size_t size = static_cast<size_t>(m * n + 1);
+  std::vector<long double> poly(size, 0.0L);
+  poly[0] = 1.0L;
+  for (int64_t i = 1; i <= m; ++i) {
+    const size_t up = static_cast<size_t>(n + i);  // multiply by (1 - q^(n+i))
+    for (size_t k = size; k-- > up;) poly[k] -= poly[k - up];
+    const size_t down = static_cast<size_t>(i);  // divide by (1 - q^i)
+    for (size_t k = down; k < size; ++k) poly[k] += poly[k - down];
+  }
+  return poly;
+}
+
+// Average ranks (1-based) of the concatenation of x and y; returns the rank sum
+// of x and the tie term sum(t^3 - t) over groups of tied values.
+std::pair<double, double> rank_sum_and_ties(const std::vector<double>& x, const std::vector<double>& y) {
+  const size_t total = x.size() + y.size();
+  std::vector<std::pair<double, bool>> all;  // value, from x
+  all.reserve(total);
+  for (double v : x) all.emplace_back(v, true);
+  for (double v : y) all.emplace_back(v, false);
+  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  double rank_sum_x = 0;
+  double tie_term = 0;
+  for (size_t start = 0; start < total;) {
+    size_t end = start + 1;
+    while (end < total && all[end].first == all[start].first) ++end;
+    const double group = static_cast<double>(end - start);
+    const double average_rank = (static_cast<double>(start + 1) + static_cast<double>(end)) / 2.0;
+    for (size_t k = start; k < end; ++k) {
+      if (all[k].second) rank_sum_x += average_rank;
+    }
+    tie_term += group * group * group - group;
+    start = end;
+  }
+  return {rank_sum_x, tie_term};
+}
+
+}  // namespace
+
+double median(std::vector<double> values) { return quantile(std::move(values), 0.5); }
+
+double mean(const std::vector<double>& values) {
+  if (values.empty()) return kNaN;
+  return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
+}
+
+double sample_stddev(const std::vector<double>& values) {
+  if (values.size() < 2) return 0;
+  const double m = mean(values);
+  double sum = 0;
+  for (double v : values) sum += (v - m) * (v - m);
+  return std::sqrt(sum / static_cast<double>(values.size() - 1));
+}
+
+double coefficient_of_variation(const std::vector<double>& values) {
+  const double m = mean(values);
+  if (!(m > 0)) return values.size() < 2 ? 0 : kNaN;
+  return sample_stddev(values) / m;
+}
+
+double quantile(std::vector<double> values, double q) {
+  if (values.empty()) return kNaN;
+  std::sort(values.begin(), values.end());
+  const double position = q * static_cast<double>(values.size() - 1);
+  const size_t lower = static_cast<size_t>(std::floor(position));
+  const size_t upper = std::min(lower + 1, values.size() - 1);
+  const double fraction = position - static_cast<double>(lower);
+  return values[lower] + (values[upper] - values[lower]) * fraction;
+}
+
+double geometric_mean(const std::vector<double>& ratios) {
+  double log_sum = 0;
+  size_t count = 0;
+  for (double r : ratios) {
+    if (r > 0 && std::isfinite(r)) {
+      log_sum += std::log(r);
+      ++count;
+    }
+  }
+  return count == 0 ? kNaN : std::exp(log_sum / static_cast<double>(count));
+}
+
+const char* to_string(UTestMethod method) {
+  return method == UTestMethod::kExact ? "exact" : "asymptotic";
+}
+
+double exact_u_p_value(int64_t n1, int64_t n2, int64_t u) {
+  const std::vector<long double> freq = u_frequencies(n1, n2);
+  const int64_t max_u = n1 * n2;
+  u = std::clamp<int64_t>(u, 0, max_u);
+  // P(U >= u) = P(U <= max_u - u) by symmetry; summing the short side is exact enough.
+  const int64_t low = max_u - u;
+  long double tail = 0;
+  long double total = 0;
+  for (int64_t k = 0; k <= max_u; ++k) {
+    total += freq[static_cast<size_t>(k)];
+    if (k <= low) tail += freq[static_cast<size_t>(k)];
+  }
+  const double p = static_cast<double>(2.0L * tail / total);
+  return std::min(1.0, p);
+}
+
+double smallest_p_value(int64_t n1, int64_t n2) {
+  if (n1 < 1 || n2 < 1) return 1;
+  if (std::min(n1, n2) <= kExactMaxSmallerSample) return exact_u_p_value(n1, n2, n1 * n2);
+  const double u = static_cast<double>(n1 * n2);
+  const double n = static_cast<double>(n1 + n2);
+  const double sigma = std::sqrt(static_cast<double>(n1 * n2) / 12.0 * (n + 1));
+  const double z = (u - u / 2 - 0.5) / sigma;
+  return std::min(1.0, std::erfc(z / std::sqrt(2.0)));
+}
+
+UTestResult mann_whitney_u(const std::vector<double>& x, const std::vector<double>& y) {
+  UTestResult result;
+  const auto n1 = static_cast<int64_t>(x.size());
+  const auto n2 = static_cast<int64_t>(y.size());
+  if (n1 == 0 || n2 == 0) {
+    result.p_value = kNaN;
+    return result;
+  }
+  const auto [rank_sum_x, tie_term] = rank_sum_and_ties(x, y);
+  const double d1 = static_cast<double>(n1);
+  const double d2 = static_cast<double>(n2);
+  result.u1 = rank_sum_x - d1 * (d1 + 1) / 2;
+  const double u2 = d1 * d2 - result.u1;
+  const double u = std::max(result.u1, u2);
+  result.ties = tie_term > 0;
+
+  if (std::min(n1, n2) <= kExactMaxSmallerSample && !result.ties) {
+    result.method = UTestMethod::kExact;
+    result.p_value = exact_u_p_value(n1, n2, static_cast<int64_t>(std::llround(u)));
+    return result;
+  }
+  result.method = UTestMethod::kAsymptotic;
+  const double n = d1 + d2;
+  const double sigma = std::sqrt(d1 * d2 / 12.0 * ((n + 1) - tie_term / (n * (n - 1))));
+  const double numerator = u - d1 * d2 / 2 - 0.5;  // continuity correction
+  if (sigma == 0) {
+    result.p_value = 1;  // every value tied: no evidence of a difference
+    return result;
+  }
+  const double z = numerator / sigma;
+  // Two-sided: 2 * P(Z >= z) = erfc(z / sqrt(2)).
+  result.p_value = std::min(1.0, std::erfc(z / std::sqrt(2.0)));
+  return result;
+}
+
+}  // namespace gptbench::compare

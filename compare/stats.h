@@ -1,0 +1,41 @@
+// Descriptive statistics over repetitions and the two-sided Mann-Whitney U
+// test, computed the way scipy.stats.mannwhitneyu(x, y, alternative='two-sided')
+// does with its default method='auto' (see docs/compare.md, "Statistics").
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace gptbench::compare {
+
+double median(std::vector<double> values);  // NaN for an empty input
+double mean(const std::vector<double>& values);
+double sample_stddev(const std::vector<double>& values);  // n-1 denominator; 0 for n < 2
+double coefficient_of_variation(const std::vector<double>& values);  // stddev / mean
+double quantile(std::vector<double> values, double q);  // linear interpolation, q in [0, 1]
+double geometric_mean(const std::vector<double>& ratios);  // of positive finite values; NaN if none
+
+enum class UTestMethod { kExact, kAsymptotic };
+const char* to_string(UTestMethod method);
+
+struct UTestResult {
+  double u1 = 0;  // U statistic of the first sample (scipy's .statistic)
+  double p_value = 1;
+  UTestMethod method = UTestMethod::kExact;
+  bool ties = false;
+};
+
+// Two-sided Mann-Whitney U test. Both samples need at least one value.
+// method 'auto': exact distribution of U when there are no ties and
+// min(n1, n2) <= 8; otherwise the normal approximation with tie correction and
+// continuity correction.
+UTestResult mann_whitney_u(const std::vector<double>& x, const std::vector<double>& y);
+
+// Two-sided p-value of the exact U distribution: 2 * P(U >= u), clipped to 1.
+double exact_u_p_value(int64_t n1, int64_t n2, int64_t u);
+
+// The smallest p-value the test can reach with these sample sizes (no ties):
+// when it exceeds alpha, no difference can ever be significant.
+double smallest_p_value(int64_t n1, int64_t n2);
+
+}  // namespace gptbench::compare

@@ -1,0 +1,64 @@
+// The decision for one metric of one benchmark pair (its time, or a counter):
+// medians, relative change, U test, noise, and the verdict with its reason.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "counters.h"
+#include "stats.h"
+
+namespace gptbench::compare {
+
+enum class Verdict {
+  kRegression,   // significant and worse by more than the threshold
+  kImprovement,  // significant and better by more than the threshold
+  kSame,         // no change larger than the threshold that the test can see
+  kUnreliable,   // too few repetitions, or noise above the threshold, to decide
+  kBroken,       // errored in NEW but ran in BASE: fails the gate
+  kNotCompared,  // skipped or errored in BASE, or skipped in NEW
+  kInformational,  // counter without a better direction: numbers only
+};
+
+const char* to_string(Verdict verdict);
+
+// Upstream's minimum; below it the U test cannot run.
+constexpr size_t kMinRepetitions = 2;
+
+// Summary of one side's samples.
+struct SideStats {
+  size_t n = 0;  // repetitions (from the "repetitions" field when aggregates only)
+  double median = 0;
+  double mean = 0;
+  double stddev = 0;
+  double cv = 0;  // stddev / mean
+  double min = 0;
+  double max = 0;
+  bool aggregates_only = false;  // no iteration rows: median/mean from aggregate rows
+  std::vector<double> samples;
+};
+
+SideStats describe(std::vector<double> samples);
+
+struct MetricComparison {
+  SideStats base;
+  SideStats contender;
+  Direction direction = Direction::kLowerIsBetter;
+  double ratio = 0;      // contender median / base median
+  double change = 0;     // ratio - 1
+  double threshold = 0;  // minimum |change| that counts
+  double noise = 0;      // max(cv base, cv contender)
+  bool tested = false;   // the U test ran
+  UTestResult u_test;
+  Verdict verdict = Verdict::kSame;
+  std::string reason;
+};
+
+// Decides from per-side stats (samples, when present, feed the U test).
+MetricComparison compare_metric(SideStats base, SideStats contender, Direction direction, double alpha,
+                                double threshold);
+
+// Fewest equal repetitions per side for which the U test can reach p < alpha.
+size_t repetitions_needed(double alpha);
+
+}  // namespace gptbench::compare
