@@ -41,7 +41,7 @@ std::string format_si(double value) {
   for (const Prefix& prefix : kPrefixes) {
     if (magnitude >= prefix.scale) return three_digits(value / prefix.scale) + prefix.suffix;
   }
-  if (magnitude != 0 && magnitude < 0.01) return printf_string("%.2e", value);
+  if (magnitude != 0 && magnitude < 1) return printf_string("%.3g", value);
   return three_digits(value);
 }
 

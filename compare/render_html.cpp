@@ -1,5 +1,5 @@
 // One self-contained HTML page: inline CSS, inline SVG charts (change per
-// benchmark with its noise as a whisker and the threshold as a band; geomean
+// benchmark with its 95% uncertainty as a whisker and the threshold as a band; geomean
 // per family), and the tables. No scripts, fonts or other external resources.
 #include <algorithm>
 #include <cmath>
@@ -95,15 +95,15 @@ std::string change_chart(const Report& report) {
   }
   double largest = report.settings.thresholds.default_threshold() * 1.5;
   for (const PairResult* row : rows) {
-    const double noise = std::isfinite(row->time.noise) ? row->time.noise : 0;
+    const double noise = std::isfinite(row->time.uncertainty) ? row->time.uncertainty : 0;
     largest = std::max({largest, std::fabs(row->time.change) + noise, row->time.threshold * 1.2});
   }
   const ChangeAxis axis(largest);
   const double height = std::max<double>(rows.size(), 1) * kRowHeight;
   std::ostringstream out;
   out << "<h2>Change per benchmark (" << report.contender_label << " vs " << report.base_label << ")</h2>\n";
-  out << "<p class='note'>Dot: change of the median time (right is slower). Whisker: &plusmn; noise (the larger "
-         "coefficient of variation of the two sides). Shaded band: &plusmn; threshold."
+  out << "<p class='note'>Dot: change of the median time (right is slower). Whisker: approximate 95% interval "
+         "of the change, from the spread (MAD) of the repetitions. Shaded band: &plusmn; threshold."
       << (total > rows.size() ? " Showing the " + std::to_string(rows.size()) + " largest of " +
                                     std::to_string(total) + " changes."
                               : std::string())
@@ -122,10 +122,10 @@ std::string change_chart(const Report& report) {
   for (size_t i = 0; i < rows.size(); ++i) {
     const PairResult& row = *rows[i];
     const double mid = i * kRowHeight + kRowHeight / 2;
-    const double noise = std::isfinite(row.time.noise) ? row.time.noise : 0;
+    const double noise = std::isfinite(row.time.uncertainty) ? row.time.uncertainty : 0;
     const char* fill = verdict_fill(row.verdict);
-    out << "<g><title>" << html_escape(row.name) << ": " << html_escape(format_change(row.time.change)) << ", noise "
-        << html_escape(format_percent(row.time.noise)) << ", " << to_string(row.verdict) << "</title>";
+    out << "<g><title>" << html_escape(row.name) << ": " << html_escape(format_change(row.time.change)) << " +/- "
+        << html_escape(format_percent(row.time.uncertainty)) << ", " << to_string(row.verdict) << "</title>";
     out << "<text x='" << num(kLabelWidth - 6) << "' y='" << num(mid + 4) << "' class='label'>"
         << html_escape(short_label(row.name)) << "</text>";
     out << "<line x1='" << num(axis.x(row.time.change - noise)) << "' y1='" << num(mid) << "' x2='"
@@ -187,18 +187,19 @@ std::string results_table(const Report& report, const std::vector<const PairResu
   std::ostringstream out;
   out << "<table><tr><th>Benchmark</th><th>" << html_escape(report.base_label) << "</th><th>"
       << html_escape(report.contender_label)
-      << "</th><th>Change</th><th>p-value</th><th>Noise</th><th>Verdict</th><th>Why</th></tr>\n";
+      << "</th><th>Change</th><th>&plusmn;95%</th><th>p-value</th><th>CV</th><th>Verdict</th><th>Why</th></tr>\n";
   for (const PairResult* result : rows) {
     out << "<tr><td class='name'>" << html_escape(result->name) << "</td>";
     if (result->verdict != Verdict::kBroken && result->verdict != Verdict::kNotCompared) {
       const MetricComparison& time = result->time;
       out << "<td>" << html_escape(format_time(time.base.median)) << "</td><td>"
           << html_escape(format_time(time.contender.median)) << "</td><td>" << html_escape(format_change(time.change))
-          << "</td><td>" << (time.tested ? format_p_value(time.u_test.p_value) : "-") << "</td><td>"
-          << html_escape(format_percent(time.noise)) << "</td>";
+          << "</td><td>" << html_escape(format_percent(time.uncertainty)) << "</td><td>"
+          << (time.tested ? format_p_value(time.u_test.p_value) : "-") << "</td><td>"
+          << html_escape(format_percent(time.cv)) << "</td>";
     } else {
       out << "<td>" << to_string(result->base_status) << "</td><td>" << to_string(result->contender_status)
-          << "</td><td></td><td></td><td></td>";
+          << "</td><td></td><td></td><td></td><td></td>";
     }
     const std::string& why = result->status_message.empty() ? result->time.reason : result->status_message;
     out << "<td class='verdict' style='color:" << verdict_fill(result->verdict) << "'>" << to_string(result->verdict)

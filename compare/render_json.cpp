@@ -14,7 +14,7 @@ constexpr int kFormatVersion = 1;
 json side_json(const SideStats& side) {
   return json{{"n", side.n},         {"median", side.median}, {"mean", side.mean},
               {"stddev", side.stddev}, {"cv", side.cv},       {"min", side.min},
-              {"max", side.max},     {"aggregates_only", side.aggregates_only}, {"samples", side.samples}};
+              {"max", side.max},     {"mad", side.mad}, {"median_error", side.median_error}, {"aggregates_only", side.aggregates_only}, {"samples", side.samples}};
 }
 
 json metric_json(const MetricComparison& metric) {
@@ -24,7 +24,8 @@ json metric_json(const MetricComparison& metric) {
            {"ratio", metric.ratio},
            {"change", metric.change},
            {"threshold", metric.threshold},
-           {"noise", metric.noise},
+           {"uncertainty", metric.uncertainty},
+           {"cv", metric.cv},
            {"verdict", to_string(metric.verdict)},
            {"reason", metric.reason}};
   if (metric.tested) {

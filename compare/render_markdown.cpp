@@ -12,22 +12,22 @@ constexpr size_t kMaxListed = 50;  // added/removed names listed before "and N m
 
 void table_header(std::ostringstream& out, const Report& report) {
   out << "| Benchmark | " << markdown_escape(report.base_label) << " | " << markdown_escape(report.contender_label)
-      << " | Change | p-value | Noise | Verdict |\n";
-  out << "|---|---:|---:|---:|---:|---:|---|\n";
+      << " | Change | ±95% | p-value | CV | Verdict |\n";
+  out << "|---|---:|---:|---:|---:|---:|---:|---|\n";
 }
 
 void table_row(std::ostringstream& out, const PairResult& result) {
   out << "| `" << result.name << "` | ";
   if (result.verdict == Verdict::kBroken || result.verdict == Verdict::kNotCompared) {
-    out << to_string(result.base_status) << " | " << to_string(result.contender_status) << " | | | | **"
+    out << to_string(result.base_status) << " | " << to_string(result.contender_status) << " | | | | | **"
         << to_string(result.verdict) << "**: " << markdown_escape(result.status_message) << " |\n";
     return;
   }
   const MetricComparison& time = result.time;
   const bool bold = result.verdict == Verdict::kRegression || result.verdict == Verdict::kImprovement;
   out << format_time(time.base.median) << " | " << format_time(time.contender.median) << " | "
-      << format_change(time.change) << " | " << (time.tested ? format_p_value(time.u_test.p_value) : "-") << " | "
-      << format_percent(time.noise) << " | " << (bold ? "**" : "") << to_string(result.verdict) << (bold ? "**" : "")
+      << format_change(time.change) << " | " << format_percent(time.uncertainty) << " | "
+      << (time.tested ? format_p_value(time.u_test.p_value) : "-") << " | " << format_percent(time.cv) << " | " << (bold ? "**" : "") << to_string(result.verdict) << (bold ? "**" : "")
       << " |\n";
 }
 

@@ -44,7 +44,7 @@ std::string pad(const std::string& text, size_t width, bool right = false) {
 }
 
 struct Row {
-  std::string cells[6];
+  std::string cells[7];
   Verdict verdict;
 };
 
@@ -61,8 +61,9 @@ Row time_row(const PairResult& result) {
   row.cells[1] = format_time(time.base.median);
   row.cells[2] = format_time(time.contender.median);
   row.cells[3] = format_change(time.change);
-  row.cells[4] = time.tested ? format_p_value(time.u_test.p_value) : "-";
-  row.cells[5] = format_percent(time.noise);
+  row.cells[4] = format_percent(time.uncertainty);
+  row.cells[5] = time.tested ? format_p_value(time.u_test.p_value) : "-";
+  row.cells[6] = format_percent(time.cv);
   return row;
 }
 
@@ -91,20 +92,21 @@ std::string render_text(const Report& report, const TextOptions& options) {
   }
   out << "\n";
 
-  const char* headers[7] = {"Benchmark", report.base_label.c_str(), report.contender_label.c_str(), "Change",
-                            "p-value",   "Noise",                   "Verdict"};
+  constexpr size_t kCells = 7;
+  const char* headers[kCells + 1] = {"Benchmark", report.base_label.c_str(), report.contender_label.c_str(), "Change",
+                                     "+/-95%",    "p-value",                 "CV",                             "Verdict"};
   std::vector<Row> rows;
   rows.reserve(report.results.size());
   for (const PairResult& result : report.results) rows.push_back(time_row(result));
-  size_t widths[6];
-  for (size_t c = 0; c < 6; ++c) {
+  size_t widths[kCells];
+  for (size_t c = 0; c < kCells; ++c) {
     widths[c] = std::string(headers[c]).size();
     for (const Row& row : rows) widths[c] = std::max(widths[c], row.cells[c].size());
   }
-  for (size_t c = 0; c < 6; ++c) out << pad(headers[c], widths[c], c > 0) << "  ";
-  out << headers[6] << "\n";
+  for (size_t c = 0; c < kCells; ++c) out << pad(headers[c], widths[c], c > 0) << "  ";
+  out << headers[kCells] << "\n";
   for (const Row& row : rows) {
-    for (size_t c = 0; c < 6; ++c) out << pad(row.cells[c], widths[c], c > 0) << "  ";
+    for (size_t c = 0; c < kCells; ++c) out << pad(row.cells[c], widths[c], c > 0) << "  ";
     out << paint(upper(to_string(row.verdict)), verdict_color(row.verdict)) << "\n";
   }
 

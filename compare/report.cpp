@@ -27,6 +27,7 @@ SideStats side_stats(const Benchmark& bench, TimeKind kind) {
     stats.stddev = kind == TimeKind::kReal ? stddev_row->real_ns : stddev_row->cpu_ns;
   }
   stats.cv = stats.mean > 0 ? stats.stddev / stats.mean : 0;
+  stats.median_error = relative_median_error(stats.stddev, stats.median, stats.n);
   stats.min = stats.max = stats.median;
   return stats;
 }

@@ -36,6 +36,15 @@ const char* to_string(Verdict verdict) {
   return "?";
 }
 
+constexpr double kMadToSigma = 1.4826;          // MAD of a normal sample -> sigma
+constexpr double kMedianEfficiency = 1.2533;    // sqrt(pi/2): SE(median) / SE(mean)
+constexpr double kInterval95 = 1.96;
+
+double relative_median_error(double spread, double center, size_t n) {
+  if (n == 0 || !(center > 0) || !std::isfinite(spread)) return std::numeric_limits<double>::infinity();
+  return kMedianEfficiency * spread / (center * std::sqrt(static_cast<double>(n)));
+}
+
 SideStats describe(std::vector<double> samples) {
   SideStats stats;
   stats.n = samples.size();
@@ -47,6 +56,11 @@ SideStats describe(std::vector<double> samples) {
     const auto [lo, hi] = std::minmax_element(samples.begin(), samples.end());
     stats.min = *lo;
     stats.max = *hi;
+    std::vector<double> deviations;
+    deviations.reserve(samples.size());
+    for (double v : samples) deviations.push_back(std::fabs(v - stats.median));
+    stats.mad = median(std::move(deviations));
+    stats.median_error = relative_median_error(kMadToSigma * stats.mad, stats.median, stats.n);
   }
   stats.samples = std::move(samples);
   return stats;
@@ -70,8 +84,9 @@ MetricComparison compare_metric(SideStats base, SideStats contender, Direction d
     out.ratio = contender.median == base.median ? 1.0 : std::numeric_limits<double>::infinity();
   }
   out.change = out.ratio - 1;
-  out.noise = std::max(base.cv, contender.cv);
-  if (std::isnan(out.noise)) out.noise = std::numeric_limits<double>::infinity();
+  out.cv = std::max(base.cv, contender.cv);
+  out.uncertainty = kInterval95 * std::hypot(base.median_error, contender.median_error);
+  if (std::isnan(out.uncertainty)) out.uncertainty = std::numeric_limits<double>::infinity();
   out.base = std::move(base);
   out.contender = std::move(contender);
 
@@ -115,9 +130,10 @@ MetricComparison compare_metric(SideStats base, SideStats contender, Direction d
     out.verdict = Verdict::kUnreliable;
     out.reason = "|change| " + percent(std::fabs(out.change)) + " > " + percent(threshold) + " but not significant (" +
                  p_text + "); add repetitions";
-  } else if (out.noise > threshold) {
+  } else if (out.uncertainty > threshold) {
     out.verdict = Verdict::kUnreliable;
-    out.reason = "noise (CV " + percent(out.noise) + ") above the threshold " + percent(threshold) + ", " + p_text;
+    out.reason = "too noisy: change known to +/-" + percent(out.uncertainty) + ", wider than the threshold " +
+                 percent(threshold) + " (" + p_text + ", CV " + percent(out.cv) + ")";
   } else {
     out.verdict = Verdict::kSame;
     out.reason = "|change| " + percent(std::fabs(out.change)) + " <= " + percent(threshold) + ", " + p_text;

@@ -32,6 +32,10 @@ struct SideStats {
   double mean = 0;
   double stddev = 0;
   double cv = 0;  // stddev / mean
+  double mad = 0; // median absolute deviation
+  // Standard error of the median relative to it, from a robust spread:
+  // 1.2533 * 1.4826 * MAD / (median * sqrt(n)) (normal approximation).
+  double median_error = 0;
   double min = 0;
   double max = 0;
   bool aggregates_only = false;  // no iteration rows: median/mean from aggregate rows
@@ -40,6 +44,9 @@ struct SideStats {
 
 SideStats describe(std::vector<double> samples);
 
+// Relative standard error of a median from a spread estimate and n.
+double relative_median_error(double spread, double median, size_t n);
+
 struct MetricComparison {
   SideStats base;
   SideStats contender;
@@ -47,7 +54,11 @@ struct MetricComparison {
   double ratio = 0;      // contender median / base median
   double change = 0;     // ratio - 1
   double threshold = 0;  // minimum |change| that counts
-  double noise = 0;      // max(cv base, cv contender)
+  double cv = 0;         // max(cv base, cv contender), informational
+  // Half-width of an approximate 95% interval of `change`:
+  // 1.96 * sqrt(median_error_base^2 + median_error_contender^2).
+  // A change is "same" only when this is within the threshold.
+  double uncertainty = 0;
   bool tested = false;   // the U test ran
   UTestResult u_test;
   Verdict verdict = Verdict::kSame;
