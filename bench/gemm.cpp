@@ -1,0 +1,97 @@
+// GEMM family: C(M,N) = op(A)·op(B) for every GEMM of a GPT-2 training step (QKV, attention
+// projection, MLP up/down, LM head; forward, input-gradient and weight-gradient forms) at B×T
+// tokens for each selected model size, plus a square sweep.
+//   impls:  torch (torch::matmul), cublaslt (our cuBLASLt call, heuristic algorithm),
+//           cublaslt_search (fastest of the top 8 candidates, timed once per shape).
+//   dtypes: fp32 (TF32 off), tf32, bf16, fp16.   cost: 2·M·N·K FLOPs; %peak of the measured
+//           GEMM rate of the same dtype.
+//   names:  gemm/<impl>/<dtype>/<model>.<layer>.<pass>/M:../N:../K:..
+//           gemm/<impl>/<dtype>/square/M:n/N:n/K:n
+#include <ATen/ATen.h>
+
+#include "fixtures/dtype.h"
+#include "fixtures/family.h"
+#include "fixtures/options.h"
+#include "fixtures/runner.h"
+#include "fixtures/verify.h"
+#include "model/shapes.h"
+#include "ops/gemm.h"
+
+namespace gptbench {
+namespace {
+
+// Tolerance on ‖C − C_ref‖/‖C‖ against an fp64 (or fp32 without TF32) reference on the same
+// inputs. fp32: accumulation error of random sums stays near 1e-6. tf32: operands are rounded
+// to 10 mantissa bits (unit error 2⁻¹¹ ≈ 5e-4), so the product error is ~3e-4. bf16/fp16:
+// operands are exact, the output is rounded to 8 (bf16, ≤ 2⁻⁹ ≈ 2e-3) or 11 mantissa bits
+// (fp16, ≤ 2⁻¹² ≈ 2.4e-4), plus fp32 accumulation.
+double gemm_tolerance(const std::string& dtype) {
+  if (dtype == "fp32") return 2e-5;
+  if (dtype == "tf32") return 2e-3;
+  if (dtype == "bf16") return 1e-2;
+  return 4e-3;  // fp16
+}
+
+PeakKind gemm_peak(const std::string& dtype) {
+  if (dtype == "fp32") return PeakKind::kGemmFp32;
+  if (dtype == "tf32") return PeakKind::kGemmTf32;
+  if (dtype == "bf16") return PeakKind::kGemmBf16;
+  return PeakKind::kGemmFp16;
+}
+
+Case make_gemm_case(const std::string& impl, const std::string& dtype, const GemmShape& s,
+                    c10::Device device) {
+  const DtypeSpec spec = dtype_spec(dtype);
+  auto opts = at::TensorOptions().device(device).dtype(spec.type);
+  auto a = s.trans_a ? at::randn({s.k, s.m}, opts) : at::randn({s.m, s.k}, opts);
+  auto b = s.trans_b ? at::randn({s.n, s.k}, opts) : at::randn({s.k, s.n}, opts);
+  auto c = at::empty({s.m, s.n}, opts);
+  const GemmArgs args{s.trans_a, s.trans_b, spec.tf32};
+  Case cs;
+  if (impl == "torch")
+    cs.run = [=]() mutable { gemm_torch(a, b, c, args); };
+  else
+    cs.run = [=, search = impl == "cublaslt_search"]() mutable {
+      gemm_cublaslt(a, b, c, args, search);
+    };
+  cs.verify = [=, run = cs.run]() mutable {
+    c.fill_(std::numeric_limits<float>::quiet_NaN());  // poison: every element must be written
+    run();
+    return check_close(c, gemm_reference(a, b, args), gemm_tolerance(dtype));
+  };
+  cs.cost = {gemm_flops(s.m, s.n, s.k), 0, gemm_peak(dtype)};
+  return cs;
+}
+
+std::string shape_suffix(const GemmShape& s) {
+  return "/M:" + std::to_string(s.m) + "/N:" + std::to_string(s.n) + "/K:" + std::to_string(s.k);
+}
+
+}  // namespace
+
+GPTBENCH_FAMILY(gemm) {
+  const Options& o = global_options();
+  std::vector<std::pair<std::string, GemmShape>> shapes;  // (label, shape)
+  for (const auto& model : o.models)
+    for (const auto& s : training_gemms(model_config(model), o.tokens()))
+      shapes.emplace_back(model + "." + s.name, s);
+  const int64_t lo = o.on_cuda() ? (o.full ? 256 : 1024) : 64;
+  const int64_t hi = o.on_cuda() ? (o.full ? 16384 : 8192) : (o.full ? 1024 : 256);
+  for (const auto& s : square_gemms(lo, hi)) shapes.emplace_back("square", s);
+
+  std::vector<std::string> impls = {"torch", "cublaslt"};
+  if (o.gemm_search) impls.push_back("cublaslt_search");
+  for (const auto& dtype : o.dtypes)
+    for (const auto& [label, shape] : shapes)
+      for (const auto& impl : impls) {
+        CaseSpec spec;
+        spec.name = "gemm/" + impl + "/" + dtype + "/" + label + shape_suffix(shape);
+        spec.needs_cuda_kernels = impl != "torch";
+        spec.make = [impl = impl, dtype, shape = shape, device = o.resolved_device] {
+          return make_gemm_case(impl, dtype, shape, device);
+        };
+        register_case(std::move(spec));
+      }
+}
+
+}  // namespace gptbench

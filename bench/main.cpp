@@ -1,0 +1,50 @@
+// gptbench: Google Benchmark's main with the suite's flags parsed first (fixtures/options.h),
+// the run context and measured peaks recorded once, and every family registered.
+#include <benchmark/benchmark.h>
+#include <torch/cuda.h>
+
+#include <iostream>
+#include <vector>
+
+#include "fixtures/device_info.h"
+#include "fixtures/family.h"
+#include "fixtures/options.h"
+
+int main(int argc, char** argv) {
+  using namespace gptbench;
+  ParseResult parsed = parse_options(argc, argv, torch::cuda::is_available());
+  if (parsed.help) {
+    std::cout << options_help();
+    return 0;
+  }
+  if (!parsed.error.empty()) {
+    std::cerr << "gptbench: " << parsed.error << "\n";
+    return 2;
+  }
+  global_options() = parsed.options;
+
+  std::vector<char*> args;
+  for (auto& a : parsed.passthrough) args.push_back(a.data());
+  int bm_argc = static_cast<int>(args.size());
+  benchmark::Initialize(&bm_argc, args.data());
+  if (benchmark::ReportUnrecognizedArguments(bm_argc, args.data())) return 2;
+
+  const Options& o = global_options();
+  try {
+    global_peaks() = measure_peaks(o.resolved_device);
+  } catch (const std::exception& e) {
+    std::cerr << "gptbench: measuring peaks failed, %peak counters omitted: " << e.what() << "\n";
+  }
+  for (const auto& [key, value] : run_context(o.resolved_device, global_peaks()))
+    benchmark::AddCustomContext(key, value);
+  std::string models;
+  for (const auto& m : o.models) models += (models.empty() ? "" : ",") + m;
+  benchmark::AddCustomContext("gptbench_models", models);
+  benchmark::AddCustomContext("gptbench_tokens",
+                              std::to_string(o.batch) + "x" + std::to_string(o.seq));
+
+  register_families();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,115 @@
+#include "model/gpt2.h"
+
+#include <ATen/ATen.h>
+#include <torch/nn/init.h>
+
+#include <cmath>
+#include <stdexcept>
+
+namespace gptbench {
+
+AttnImpl parse_attn_impl(const std::string& name) {
+  if (name == "naive") return AttnImpl::kNaive;
+  if (name == "sdpa") return AttnImpl::kSdpa;
+  throw std::invalid_argument("unknown attention implementation '" + name +
+                              "'; valid: naive, sdpa");
+}
+
+const char* attn_impl_name(AttnImpl impl) { return impl == AttnImpl::kNaive ? "naive" : "sdpa"; }
+
+torch::Tensor causal_attention(const torch::Tensor& q, const torch::Tensor& k,
+                               const torch::Tensor& v, AttnImpl impl) {
+  if (impl == AttnImpl::kSdpa)
+    return at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, /*dropout_p=*/0.0,
+                                            /*is_causal=*/true);
+  const int64_t T = q.size(-2);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
+  auto att = at::matmul(q, k.transpose(-2, -1)) * scale;  // (B, H, T, T)
+  auto mask = at::ones({T, T}, q.options().dtype(at::kBool)).triu(1);
+  att = att.masked_fill(mask, -std::numeric_limits<float>::infinity());
+  att = at::softmax(att, -1);
+  return at::matmul(att, v);  // (B, H, T, hd)
+}
+
+CausalSelfAttentionImpl::CausalSelfAttentionImpl(const GPT2Config& cfg, AttnImpl impl_)
+    : n_head(cfg.n_head), impl(impl_) {
+  c_attn = register_module("c_attn", torch::nn::Linear(cfg.d_model, 3 * cfg.d_model));
+  c_proj = register_module("c_proj", torch::nn::Linear(cfg.d_model, cfg.d_model));
+}
+
+torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x) {
+  const int64_t B = x.size(0), T = x.size(1), C = x.size(2);
+  auto qkv = c_attn->forward(x).split(C, /*dim=*/2);  // 3 × (B, T, C)
+  auto heads = [&](const torch::Tensor& t) {
+    return t.view({B, T, n_head, C / n_head}).transpose(1, 2);  // (B, H, T, hd)
+  };
+  auto y = causal_attention(heads(qkv[0]), heads(qkv[1]), heads(qkv[2]), impl);
+  y = y.transpose(1, 2).contiguous().view({B, T, C});
+  return c_proj->forward(y);
+}
+
+MLPImpl::MLPImpl(const GPT2Config& cfg) {
+  c_fc = register_module("c_fc", torch::nn::Linear(cfg.d_model, cfg.d_ff));
+  c_proj = register_module("c_proj", torch::nn::Linear(cfg.d_ff, cfg.d_model));
+}
+
+torch::Tensor MLPImpl::forward(const torch::Tensor& x) {
+  return c_proj->forward(at::gelu(c_fc->forward(x), "tanh"));
+}
+
+BlockImpl::BlockImpl(const GPT2Config& cfg, AttnImpl impl) {
+  ln_1 = register_module("ln_1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({cfg.d_model})));
+  attn = register_module("attn", CausalSelfAttention(cfg, impl));
+  ln_2 = register_module("ln_2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({cfg.d_model})));
+  mlp = register_module("mlp", MLP(cfg));
+}
+
+torch::Tensor BlockImpl::forward(const torch::Tensor& x) {
+  auto y = x + attn->forward(ln_1->forward(x));
+  return y + mlp->forward(ln_2->forward(y));
+}
+
+GPT2Impl::GPT2Impl(const GPT2Config& cfg_, AttnImpl impl) : cfg(cfg_) {
+  wte = register_module("wte", torch::nn::Embedding(cfg.vocab, cfg.d_model));
+  wpe = register_module("wpe", torch::nn::Embedding(cfg.n_ctx, cfg.d_model));
+  h = register_module("h", torch::nn::ModuleList());
+  for (int64_t i = 0; i < cfg.n_layer; ++i) {
+    blocks.emplace_back(cfg, impl);
+    h->push_back(blocks.back());
+  }
+  ln_f = register_module("ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({cfg.d_model})));
+
+  torch::NoGradGuard no_grad;
+  const double std = 0.02, proj_std = 0.02 / std::sqrt(2.0 * cfg.n_layer);
+  torch::nn::init::normal_(wte->weight, 0.0, std);
+  torch::nn::init::normal_(wpe->weight, 0.0, std);
+  for (auto& b : blocks) {
+    for (auto* lin : {&b->attn->c_attn, &b->attn->c_proj, &b->mlp->c_fc, &b->mlp->c_proj}) {
+      const bool residual = lin == &b->attn->c_proj || lin == &b->mlp->c_proj;
+      torch::nn::init::normal_((*lin)->weight, 0.0, residual ? proj_std : std);
+      torch::nn::init::zeros_((*lin)->bias);
+    }
+  }
+}
+
+void GPT2Impl::set_attn_impl(AttnImpl impl) {
+  for (auto& b : blocks) b->attn->impl = impl;
+}
+
+torch::Tensor GPT2Impl::forward(const torch::Tensor& idx) {
+  const int64_t T = idx.size(1);
+  TORCH_CHECK(T <= cfg.n_ctx, "sequence length ", T, " exceeds the context ", cfg.n_ctx);
+  auto pos = at::arange(T, idx.options().dtype(at::kLong));
+  auto x = wte->forward(idx) + wpe->forward(pos);  // (B, T, C)
+  for (auto& b : blocks) x = b->forward(x);
+  x = ln_f->forward(x);
+  return at::matmul(x, wte->weight.t());  // tied LM head: (B, T, V)
+}
+
+torch::Tensor GPT2Impl::loss(const torch::Tensor& idx, const torch::Tensor& targets) {
+  auto logits = forward(idx);
+  return at::cross_entropy_loss(logits.view({-1, logits.size(-1)}).to(at::kFloat),
+                                targets.reshape({-1}));
+}
+
+}  // namespace gptbench

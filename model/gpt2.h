@@ -1,0 +1,75 @@
+#pragma once
+// GPT-2 in LibTorch: token + position embeddings, pre-LayerNorm blocks with causal
+// self-attention (naive or SDPA) and a GELU MLP, final LayerNorm, LM head tied to the token
+// embedding, cross-entropy loss.
+#include <torch/nn/module.h>
+#include <torch/nn/modules/container/modulelist.h>
+#include <torch/nn/modules/embedding.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/normalization.h>
+#include <torch/nn/pimpl.h>
+
+#include <string>
+#include <vector>
+
+#include "model/config.h"
+
+namespace gptbench {
+
+enum class AttnImpl { kNaive, kSdpa };
+
+// "naive" or "sdpa"; throws std::invalid_argument naming the valid ones.
+AttnImpl parse_attn_impl(const std::string& name);
+const char* attn_impl_name(AttnImpl impl);
+
+// Causal self-attention on q, k, v of shape (B, H, T, hd) -> (B, H, T, hd).
+torch::Tensor causal_attention(const torch::Tensor& q, const torch::Tensor& k,
+                               const torch::Tensor& v, AttnImpl impl);
+
+struct CausalSelfAttentionImpl : torch::nn::Module {
+  CausalSelfAttentionImpl(const GPT2Config& cfg, AttnImpl impl);
+  torch::Tensor forward(const torch::Tensor& x);  // (B, T, C) -> (B, T, C)
+
+  torch::nn::Linear c_attn{nullptr}, c_proj{nullptr};
+  int64_t n_head;
+  AttnImpl impl;
+};
+TORCH_MODULE(CausalSelfAttention);
+
+struct MLPImpl : torch::nn::Module {
+  explicit MLPImpl(const GPT2Config& cfg);
+  torch::Tensor forward(const torch::Tensor& x);  // (B, T, C) -> (B, T, C)
+
+  torch::nn::Linear c_fc{nullptr}, c_proj{nullptr};
+};
+TORCH_MODULE(MLP);
+
+struct BlockImpl : torch::nn::Module {
+  BlockImpl(const GPT2Config& cfg, AttnImpl impl);
+  torch::Tensor forward(const torch::Tensor& x);  // (B, T, C) -> (B, T, C)
+
+  torch::nn::LayerNorm ln_1{nullptr}, ln_2{nullptr};
+  CausalSelfAttention attn{nullptr};
+  MLP mlp{nullptr};
+};
+TORCH_MODULE(Block);
+
+struct GPT2Impl : torch::nn::Module {
+  // Parameters are initialised as GPT-2 does (normal 0.02, residual projections scaled by
+  // 1/sqrt(2·n_layer), zero biases) from the current LibTorch seed.
+  GPT2Impl(const GPT2Config& cfg, AttnImpl impl = AttnImpl::kSdpa);
+
+  torch::Tensor forward(const torch::Tensor& idx);  // (B, T) int64 -> logits (B, T, V)
+  // Mean cross-entropy of the logits for idx against targets (B, T), computed in fp32.
+  torch::Tensor loss(const torch::Tensor& idx, const torch::Tensor& targets);
+  void set_attn_impl(AttnImpl impl);
+
+  GPT2Config cfg;
+  torch::nn::Embedding wte{nullptr}, wpe{nullptr};
+  torch::nn::ModuleList h{nullptr};
+  std::vector<Block> blocks;  // the entries of h, typed
+  torch::nn::LayerNorm ln_f{nullptr};
+};
+TORCH_MODULE(GPT2);
+
+}  // namespace gptbench

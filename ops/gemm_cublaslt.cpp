@@ -1,0 +1,186 @@
+// Our cuBLASLt GEMM. Row-major C(M,N) = op(A)·op(B) is computed as the column-major product
+// Cᵀ(N,M) = op(B)ᵀ·op(A)ᵀ, so B is cuBLASLt's first operand and A its second; a row-major
+// matrix stored (r, c) is the column-major matrix (c, r) with leading dimension c.
+#ifdef GPTBENCH_WITH_CUDA
+#include <ATen/cuda/CUDAContext.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <tuple>
+#include <vector>
+
+#include "ops/cuda_check.h"
+#include "ops/gemm.h"
+
+namespace gptbench {
+namespace {
+
+constexpr size_t kWorkspaceBytes = 32u << 20;  // what LibTorch gives cuBLASLt on Hopper
+constexpr int kSearchCandidates = 8;
+constexpr int kSearchReps = 10;
+
+struct LtTypes {
+  cudaDataType_t data;
+  cublasComputeType_t compute;
+};
+
+LtTypes lt_types(at::ScalarType t, bool tf32) {
+  switch (t) {
+    case at::kFloat: return {CUDA_R_32F, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F};
+    case at::kBFloat16: return {CUDA_R_16BF, CUBLAS_COMPUTE_32F};
+    case at::kHalf: return {CUDA_R_16F, CUBLAS_COMPUTE_32F};
+    default: throw std::invalid_argument("gemm_cublaslt: unsupported dtype " + std::string(at::toString(t)));
+  }
+}
+
+// Descriptors for one problem, released on scope exit.
+struct LtProblem {
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t first = nullptr, second = nullptr, out = nullptr;
+  LtProblem(int64_t m, int64_t n, int64_t k, const GemmArgs& args, LtTypes ty) {
+    CUBLAS_CHECK(cublasLtMatmulDescCreate(&op, ty.compute, CUDA_R_32F));
+    cublasOperation_t ta = args.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;  // first operand: B
+    cublasOperation_t tb = args.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;  // second operand: A
+    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
+    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
+    // B stored (K,N) row-major = col-major (N,K), ld N; stored (N,K) = col-major (K,N), ld K.
+    if (args.trans_b)
+      CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&first, ty.data, k, n, k));
+    else
+      CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&first, ty.data, n, k, n));
+    // A stored (M,K) row-major = col-major (K,M), ld K; stored (K,M) = col-major (M,K), ld M.
+    if (args.trans_a)
+      CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&second, ty.data, m, k, m));
+    else
+      CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&second, ty.data, k, m, k));
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&out, ty.data, n, m, n));  // Cᵀ col-major (N,M)
+  }
+  ~LtProblem() {
+    cublasLtMatrixLayoutDestroy(out);  // destructor: nothing to report to
+    cublasLtMatrixLayoutDestroy(second);
+    cublasLtMatrixLayoutDestroy(first);
+    cublasLtMatmulDescDestroy(op);
+  }
+  LtProblem(const LtProblem&) = delete;
+  LtProblem& operator=(const LtProblem&) = delete;
+};
+
+using AlgoKey = std::tuple<int64_t, int64_t, int64_t, bool, bool, bool, int, bool, int>;
+
+struct LtPlan {
+  std::unique_ptr<LtProblem> problem;
+  cublasLtMatmulAlgo_t algo;
+};
+
+struct LtState {
+  std::mutex mu;
+  std::map<int, cublasLtHandle_t> handles;  // per device
+  std::map<int, at::Tensor> workspaces;
+  std::map<AlgoKey, LtPlan> algos;  // descriptors and algorithm, per problem
+};
+
+LtState& lt_state() {
+  static LtState s;
+  return s;
+}
+
+void launch(cublasLtHandle_t h, const LtProblem& p, const cublasLtMatmulAlgo_t* algo,
+            const at::Tensor& a, const at::Tensor& b, at::Tensor& c, void* ws,
+            cudaStream_t stream) {
+  const float alpha = 1.0f, beta = 0.0f;
+  CUBLAS_CHECK(cublasLtMatmul(h, p.op, &alpha, b.data_ptr(), p.first, a.data_ptr(), p.second,
+                              &beta, c.data_ptr(), p.out, c.data_ptr(), p.out, algo, ws,
+                              kWorkspaceBytes, stream));
+}
+
+// The fastest of the heuristic candidates, each timed kSearchReps times with CUDA events.
+cublasLtMatmulAlgo_t search(cublasLtHandle_t h, const LtProblem& p,
+                            const std::vector<cublasLtMatmulHeuristicResult_t>& cands,
+                            const at::Tensor& a, const at::Tensor& b, at::Tensor& c, void* ws,
+                            cudaStream_t stream) {
+  cudaEvent_t start, stop;
+  CUDA_CHECK(cudaEventCreate(&start));
+  CUDA_CHECK(cudaEventCreate(&stop));
+  float best = 1e30f;
+  cublasLtMatmulAlgo_t best_algo = cands.front().algo;
+  for (const auto& cand : cands) {
+    launch(h, p, &cand.algo, a, b, c, ws, stream);  // warm-up
+    CUDA_CHECK(cudaEventRecord(start, stream));
+    for (int i = 0; i < kSearchReps; ++i) launch(h, p, &cand.algo, a, b, c, ws, stream);
+    CUDA_CHECK(cudaEventRecord(stop, stream));
+    CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    if (ms < best) {
+      best = ms;
+      best_algo = cand.algo;
+    }
+  }
+  CUDA_CHECK(cudaEventDestroy(start));
+  CUDA_CHECK(cudaEventDestroy(stop));
+  return best_algo;
+}
+
+}  // namespace
+
+void gemm_cublaslt(const at::Tensor& a, const at::Tensor& b, at::Tensor& c, const GemmArgs& args,
+                   bool search_algos) {
+  TORCH_CHECK(a.is_cuda() && b.is_cuda() && c.is_cuda(), "gemm_cublaslt: tensors must be on CUDA");
+  TORCH_CHECK(a.dim() == 2 && b.dim() == 2 && a.is_contiguous() && b.is_contiguous() &&
+                  c.is_contiguous(),
+              "gemm_cublaslt: 2-d contiguous operands expected");
+  TORCH_CHECK(a.scalar_type() == b.scalar_type() && a.scalar_type() == c.scalar_type(),
+              "gemm_cublaslt: operands must share one dtype");
+  const int64_t m = args.trans_a ? a.size(1) : a.size(0);
+  const int64_t k = args.trans_a ? a.size(0) : a.size(1);
+  const int64_t n = args.trans_b ? b.size(0) : b.size(1);
+  TORCH_CHECK((args.trans_b ? b.size(1) : b.size(0)) == k, "gemm_cublaslt: inner dimensions differ");
+  TORCH_CHECK(c.size(0) == m && c.size(1) == n, "gemm_cublaslt: output must be (M, N)");
+
+  const LtTypes ty = lt_types(a.scalar_type(), args.tf32);
+  const int dev = a.get_device();
+  cudaStream_t stream = at::cuda::getCurrentCUDAStream(dev).stream();
+  LtState& st = lt_state();
+  std::lock_guard<std::mutex> lock(st.mu);
+  auto& h = st.handles[dev];
+  if (!h) CUBLAS_CHECK(cublasLtCreate(&h));
+  auto& ws = st.workspaces[dev];
+  if (!ws.defined())
+    ws = at::empty({static_cast<int64_t>(kWorkspaceBytes)}, a.options().dtype(at::kByte));
+
+  AlgoKey key{m, n, k, args.trans_a, args.trans_b, args.tf32, static_cast<int>(a.scalar_type()),
+              search_algos, dev};
+  auto it = st.algos.find(key);
+  if (it == st.algos.end()) {
+    auto problem = std::make_unique<LtProblem>(m, n, k, args, ty);
+    const LtProblem& p = *problem;
+    cublasLtMatmulPreference_t pref;
+    CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+    size_t ws_bytes = kWorkspaceBytes;
+    CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
+        pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes, sizeof(ws_bytes)));
+    std::vector<cublasLtMatmulHeuristicResult_t> cands(search_algos ? kSearchCandidates : 1);
+    int found = 0;
+    CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(h, p.op, p.first, p.second, p.out, p.out, pref,
+                                                static_cast<int>(cands.size()), cands.data(),
+                                                &found));
+    CUBLAS_CHECK(cublasLtMatmulPreferenceDestroy(pref));
+    TORCH_CHECK(found > 0, "gemm_cublaslt: no cuBLASLt algorithm for M=", m, " N=", n, " K=", k);
+    cands.resize(found);
+    auto algo = search_algos ? search(h, p, cands, a, b, c, ws.data_ptr(), stream)
+                             : cands.front().algo;
+    it = st.algos.emplace(key, LtPlan{std::move(problem), algo}).first;
+  }
+  launch(h, *it->second.problem, &it->second.algo, a, b, c, ws.data_ptr(), stream);
+}
+
+int64_t cublaslt_cache_size() {
+  std::lock_guard<std::mutex> lock(lt_state().mu);
+  return static_cast<int64_t>(lt_state().algos.size());
+}
+
+}  // namespace gptbench
+#endif  // GPTBENCH_WITH_CUDA
