@@ -81,7 +81,7 @@ TextPosition position_of(std::string_view text, size_t offset) {
   return pos;
 }
 
-std::string printable(std::string_view text, size_t max_length) {
+std::string printable(std::string_view text, size_t max_length, bool escape_non_ascii) {
   std::string out;
   for (size_t i = 0; i < text.size(); ++i) {
     if (out.size() >= max_length) {
@@ -89,7 +89,7 @@ std::string printable(std::string_view text, size_t max_length) {
       break;
     }
     const unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c < 0x20 || c == 0x7f) {
+    if (c < 0x20 || c == 0x7f || (escape_non_ascii && c >= 0x80)) {
       char buf[8];
       std::snprintf(buf, sizeof buf, "\\x%02x", c);
       out += buf;

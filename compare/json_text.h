@@ -26,7 +26,8 @@ struct TextPosition {
 TextPosition position_of(std::string_view text, size_t offset);
 
 // Quotes a name for a one-line message: control characters escaped, long
-// names shortened.
-std::string printable(std::string_view text, size_t max_length = 120);
+// names shortened; with escape_non_ascii also bytes >= 0x80 (for text that
+// may not be UTF-8, such as a parser's "last read" excerpt).
+std::string printable(std::string_view text, size_t max_length = 120, bool escape_non_ascii = false);
 
 }  // namespace gptbench::compare

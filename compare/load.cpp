@@ -461,8 +461,8 @@ class RunBuilder {
       std::sort(seen.begin(), seen.end());
       const auto dup = std::adjacent_find(seen.begin(), seen.end());
       if (dup != seen.end()) {
-        return fail("duplicate benchmark '" + printable(run_.benchmarks[i].name) + "' (two rows with repetition_index " +
-                    std::to_string(*dup) + ")");
+        const std::string which = *dup < 0 ? "without repetition_index" : "with repetition_index " + std::to_string(*dup);
+        return fail("duplicate benchmark '" + printable(run_.benchmarks[i].name) + "' (two iteration rows " + which + ")");
       }
       auto& reps = run_.benchmarks[i].repetitions;
       std::sort(reps.begin(), reps.end(), [](const Repetition& a, const Repetition& b) { return a.index < b.index; });
@@ -490,11 +490,17 @@ bool is_blank(std::string_view text) {
 
 // nlohmann's message minus its "[json.exception...] parse error at ...:" prefix.
 std::string syntax_message(std::string what, size_t byte, std::string_view text) {
-  const size_t colon = what.find(": ");
-  if (colon != std::string::npos) what = what.substr(colon + 2);
+  if (!what.empty() && what.front() == '[') {
+    const size_t bracket = what.find("] ");
+    if (bracket != std::string::npos) what = what.substr(bracket + 2);
+  }
+  if (what.rfind("parse error", 0) == 0) {
+    const size_t colon = what.find(": ");
+    if (colon != std::string::npos) what = what.substr(colon + 2);
+  }
   const TextPosition pos = position_of(text, byte > 0 ? byte - 1 : 0);
   return "invalid JSON at line " + std::to_string(pos.line) + ", column " + std::to_string(pos.column) + ": " +
-         printable(what, 200);
+         printable(what, 200, true);
 }
 
 }  // namespace

@@ -96,9 +96,16 @@ PairResult compare_pair(const BenchmarkPair& pair, const Settings& settings) {
     result.verdict = broke ? Verdict::kBroken : Verdict::kNotCompared;
     return result;
   }
+  SideStats base_time = side_stats(*pair.base, settings.time);
+  SideStats contender_time = side_stats(*pair.contender, settings.time);
+  if (std::isnan(base_time.median) || std::isnan(contender_time.median)) {
+    result.status_message = "no time to compare (only complexity rows such as BigO/RMS)";
+    result.verdict = Verdict::kNotCompared;
+    return result;
+  }
   const double threshold = settings.thresholds.for_name(pair.name);
-  result.time = compare_metric(side_stats(*pair.base, settings.time), side_stats(*pair.contender, settings.time),
-                               Direction::kLowerIsBetter, settings.alpha, threshold);
+  result.time = compare_metric(std::move(base_time), std::move(contender_time), Direction::kLowerIsBetter,
+                               settings.alpha, threshold);
   result.verdict = result.time.verdict;
 
   for (const std::string& name : counter_names(*pair.base)) {
