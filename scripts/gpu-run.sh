@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# One call on a lent GPU host: build against the host's PyTorch with the bundled Debian
+# packages (.gpudeps, made by ../shared/gpu/bundle-deps.sh), run every test, then the given
+# benchmark filters. Logs and JSON go to $OUT (default results/gpu).
+#   scripts/gpu-run.sh [TEST_FILTER] [BENCH_ARGS...]
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${OUT:-$ROOT/results/gpu}
+mkdir -p "$OUT"
+export CMAKE_PREFIX_PATH="$ROOT/.gpudeps/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
+export LD_LIBRARY_PATH="$ROOT/.gpudeps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export GPTBENCH_BUILD_DIR=${GPTBENCH_BUILD_DIR:-$ROOT/build-gpu}
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv | tee "$OUT/gpu.txt"
+t0=$(date +%s)
+"$ROOT/gptbench.sh" build > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
+echo "build: $(( $(date +%s) - t0 )) s"
+filter=${1:-*}; shift || true
+(cd "$GPTBENCH_BUILD_DIR" && ./gptbench_tests --gtest_filter="$filter" > "$OUT/tests.log" 2>&1)
+echo "tests rc=$?"; grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED  \]|tests? ran" "$OUT/tests.log" | tail -25
+if [ $# -gt 0 ]; then
+  "$GPTBENCH_BUILD_DIR/gptbench" --benchmark_out="$OUT/bench.json" --benchmark_out_format=json \
+    "$@" > "$OUT/bench.txt" 2> "$OUT/bench.err"
+  echo "bench rc=$?"; tail -5 "$OUT/bench.err"
+fi
