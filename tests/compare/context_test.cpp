@@ -1,0 +1,53 @@
+// Context check: environment keys differ prominently, host keys loosely.
+#include <gtest/gtest.h>
+
+#include "context.h"
+#include "load.h"
+#include "test_util.h"
+
+namespace gptbench::compare {
+namespace {
+
+using Context = std::map<std::string, std::string>;
+
+TEST(ContextDiff, SameEnvironmentHasNoDifferences) {
+  const Context a = {{"gpu_name", "NVIDIA H200"}, {"driver", "580"}, {"date", "monday"}, {"executable", "./a"}};
+  Context b = a;
+  b["date"] = "tuesday";  // always differs: not compared
+  b["executable"] = "./b";
+  EXPECT_TRUE(diff_context(a, b).empty());
+}
+
+TEST(ContextDiff, GpuAndDriverFromFixtures) {
+  const auto h200 = load_run_file(test_util::data_path("context_h200.json"));
+  const auto h100 = load_run_file(test_util::data_path("context_h100.json"));
+  const std::vector<ContextDifference> diffs = diff_context(h200.context, h100.context);
+  ASSERT_EQ(diffs.size(), 2u);
+  EXPECT_EQ(diffs[0].key, "gpu_name");
+  EXPECT_EQ(diffs[0].base, "NVIDIA H200");
+  EXPECT_EQ(diffs[0].contender, "NVIDIA H100 80GB HBM3");
+  EXPECT_TRUE(diffs[0].environment);
+  EXPECT_EQ(diffs[1].key, "driver");
+  EXPECT_TRUE(has_environment_difference(diffs));
+}
+
+TEST(ContextDiff, MissingKeyOnOneSideIsADifference) {
+  const std::vector<ContextDifference> diffs = diff_context({{"libtorch", "2.11.0"}}, {});
+  ASSERT_EQ(diffs.size(), 1u);
+  EXPECT_EQ(diffs[0].contender, "(absent)");
+}
+
+TEST(ContextDiff, HostKeysAreInformationalAndClockIsLoose) {
+  const Context a = {{"host_name", "a"}, {"num_cpus", "16"}, {"mhz_per_cpu", "3100"}};
+  const Context b = {{"host_name", "b"}, {"num_cpus", "16"}, {"mhz_per_cpu", "3000"}};  // within 10%
+  const std::vector<ContextDifference> diffs = diff_context(a, b);
+  ASSERT_EQ(diffs.size(), 1u);
+  EXPECT_EQ(diffs[0].key, "host_name");
+  EXPECT_FALSE(has_environment_difference(diffs));
+  const Context c = {{"host_name", "a"}, {"num_cpus", "16"}, {"mhz_per_cpu", "2000"}};
+  ASSERT_EQ(diff_context(a, c).size(), 1u);
+  EXPECT_EQ(diff_context(a, c)[0].key, "mhz_per_cpu");
+}
+
+}  // namespace
+}  // namespace gptbench::compare

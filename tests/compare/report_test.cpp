@@ -1,0 +1,183 @@
+// Whole comparisons on the fixtures: A/A, planted slowdown, broken and
+// skipped benchmarks, counters, aggregates-only runs, summaries, exit codes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "load.h"
+#include "report.h"
+#include "test_util.h"
+
+namespace gptbench::compare {
+namespace {
+
+using test_util::data_path;
+
+Report compare_files(const std::string& base, const std::string& contender, const Settings& settings = Settings()) {
+  const auto a = load_run_file(data_path(base));
+  const auto b = load_run_file(data_path(contender));
+  Report report = build_report(pair_by_name(a, b, NameFilter()), settings);
+  report.context = diff_context(a.context, b.context);
+  return report;
+}
+
+size_t count(const Report& report, Verdict verdict) {
+  const auto it = report.summary.verdicts.find(verdict);
+  return it == report.summary.verdicts.end() ? 0 : it->second;
+}
+
+const PairResult& result_named(const Report& report, const std::string& name) {
+  for (const PairResult& result : report.results) {
+    if (result.name == name) return result;
+  }
+  throw std::runtime_error("no result " + name);
+}
+
+constexpr const char* kPlanted = "softmax/fused/fp32/rows:64/cols:1024";
+
+TEST(Report, AAComparisonReportsNoRegression) {
+  const Report report = compare_files("gb171_aa_base.json", "gb171_aa_new.json");
+  EXPECT_EQ(report.results.size(), 8u);
+  EXPECT_EQ(count(report, Verdict::kRegression), 0u);
+  EXPECT_EQ(count(report, Verdict::kBroken), 0u);
+  EXPECT_EQ(count(report, Verdict::kNotCompared), 1u);  // the benchmark that errors in both runs
+  EXPECT_EQ(exit_code(report), 0);
+  EXPECT_NEAR(report.summary.geomean, 1.0, 0.05);
+  EXPECT_TRUE(report.context.empty());
+}
+
+TEST(Report, PlantedSlowdownIsTheOnlyRegression) {
+  const Report report = compare_files("gb171_aa_base.json", "gb171_slow_new.json");
+  EXPECT_EQ(count(report, Verdict::kRegression), 1u);
+  const PairResult& planted = result_named(report, kPlanted);
+  EXPECT_EQ(planted.verdict, Verdict::kRegression);
+  EXPECT_NEAR(planted.time.change, 0.30, 0.06);  // 1.30x the work
+  EXPECT_LT(planted.time.u_test.p_value, 0.001);
+  EXPECT_EQ(exit_code(report), 1);
+  EXPECT_EQ(gate_message(report).rfind("FAIL: 1 regression(s)", 0), 0u) << gate_message(report);
+  // Its bandwidth counter regressed too (higher is better), and is reported.
+  bool bandwidth_regressed = false;
+  for (const CounterResult& counter : planted.counters) {
+    if (counter.name == "bytes/s") bandwidth_regressed = counter.comparison.verdict == Verdict::kRegression;
+  }
+  EXPECT_TRUE(bandwidth_regressed);
+}
+
+TEST(Report, ErroredInNewIsBrokenAndFailsTheGate) {
+  const auto base = parse_run(R"({"benchmarks": [
+      {"name": "a", "repetition_index": 0, "real_time": 1, "cpu_time": 1, "time_unit": "ns"},
+      {"name": "a", "repetition_index": 1, "real_time": 1, "cpu_time": 1, "time_unit": "ns"},
+      {"name": "b", "error_occurred": true, "error_message": "boom"}]})",
+                              "base");
+  const auto contender = parse_run(R"({"benchmarks": [
+      {"name": "a", "error_occurred": true, "error_message": "wrong result: 0.3"},
+      {"name": "b", "repetition_index": 0, "real_time": 1, "cpu_time": 1, "time_unit": "ns"}]})",
+                                   "new");
+  const Report report = build_report(pair_by_name(base, contender, NameFilter()), Settings());
+  EXPECT_EQ(report.results[0].verdict, Verdict::kBroken);
+  EXPECT_EQ(report.results[0].status_message, "errored in new: wrong result: 0.3");
+  EXPECT_EQ(report.results[1].verdict, Verdict::kNotCompared);  // errored in base: no baseline
+  EXPECT_EQ(exit_code(report), 1);
+  EXPECT_EQ(report.summary.geomean_pairs, 0u);
+}
+
+TEST(Report, SkippedBenchmarksAreReportedNotGated) {
+  const Report report = compare_files("gb19_skipped_units.json", "gb19_skipped_units.json");
+  const PairResult& flash = result_named(report, "attention/sdpa_flash/bf16/causal/L:4096/d:64");
+  EXPECT_EQ(flash.verdict, Verdict::kNotCompared);
+  EXPECT_NE(flash.status_message.find("skipped in base: no GPU"), std::string::npos);
+  EXPECT_EQ(exit_code(report), 0);
+}
+
+TEST(Report, AggregatesOnlyRunsUseTheMedianRow) {
+  const Report report = compare_files("gb19_aggregates_only.json", "gb19_aggregates_only.json");
+  const PairResult& model = result_named(report, "model/fwd_bwd/small/bf16/B:8/T:1024");
+  EXPECT_DOUBLE_EQ(model.time.base.median, 98.0e6);
+  EXPECT_TRUE(model.time.base.aggregates_only);
+  EXPECT_EQ(model.verdict, Verdict::kUnreliable);
+  EXPECT_EQ(result_named(report, "softmax/naive/fp32/N").verdict, Verdict::kNotCompared);  // BigO/RMS only
+}
+
+TEST(Report, NonFiniteCountersAreInformational) {
+  const Report report = compare_files("nonfinite_counter.json", "nonfinite_counter.json");
+  ASSERT_EQ(report.results[0].counters.size(), 2u);
+  for (const CounterResult& counter : report.results[0].counters) {
+    EXPECT_EQ(counter.comparison.verdict, Verdict::kInformational) << counter.name;
+  }
+}
+
+TEST(Report, GeomeanOverallAndPerFamily) {
+  const Report report = compare_files("gb171_aa_base.json", "gb171_slow_new.json");
+  double log_sum = 0;
+  size_t n = 0;
+  std::map<std::string, std::pair<double, size_t>> families;
+  for (const PairResult& result : report.results) {
+    if (result.verdict == Verdict::kNotCompared) continue;
+    log_sum += std::log(result.time.ratio);
+    ++n;
+    families[result.family].first += std::log(result.time.ratio);
+    ++families[result.family].second;
+  }
+  EXPECT_EQ(report.summary.geomean_pairs, n);
+  EXPECT_NEAR(report.summary.geomean, std::exp(log_sum / n), 1e-12);
+  ASSERT_EQ(report.summary.families.size(), 3u);  // attention, gemm, softmax (optim never ran)
+  for (const FamilySummary& family : report.summary.families) {
+    const auto& [sum, pairs] = families.at(family.family);
+    EXPECT_EQ(family.pairs, pairs);
+    EXPECT_NEAR(family.geomean, std::exp(sum / pairs), 1e-12);
+  }
+}
+
+TEST(Report, ConfigThresholdCanSilenceAFamily) {
+  Settings settings;
+  settings.thresholds.set_prefix("softmax/", 0.50);
+  const Report report = compare_files("gb171_aa_base.json", "gb171_slow_new.json", settings);
+  EXPECT_EQ(count(report, Verdict::kRegression), 0u);
+  EXPECT_DOUBLE_EQ(result_named(report, kPlanted).time.threshold, 0.50);
+}
+
+TEST(Report, GateOptions) {
+  Settings settings;
+  settings.gate_counters = true;
+  const auto base = parse_run(R"({"benchmarks": [
+      {"name": "a", "repetition_index": 0, "real_time": 10, "cpu_time": 10, "time_unit": "ns", "peak_mem_bytes": 100},
+      {"name": "a", "repetition_index": 1, "real_time": 10, "cpu_time": 10, "time_unit": "ns", "peak_mem_bytes": 100},
+      {"name": "a", "repetition_index": 2, "real_time": 10, "cpu_time": 10, "time_unit": "ns", "peak_mem_bytes": 100},
+      {"name": "a", "repetition_index": 3, "real_time": 10, "cpu_time": 10, "time_unit": "ns", "peak_mem_bytes": 100},
+      {"name": "gone", "real_time": 10, "cpu_time": 10, "time_unit": "ns"}]})",
+                              "base");
+  const auto contender = parse_run(R"({"benchmarks": [
+      {"name": "a", "repetition_index": 0, "real_time": 10, "cpu_time": 10, "time_unit": "ns", "peak_mem_bytes": 200},
+      {"name": "a", "repetition_index": 1, "real_time": 10, "cpu_time": 10, "time_unit": "ns", "peak_mem_bytes": 201},
+      {"name": "a", "repetition_index": 2, "real_time": 10, "cpu_time": 10, "time_unit": "ns", "peak_mem_bytes": 202},
+      {"name": "a", "repetition_index": 3, "real_time": 10, "cpu_time": 10, "time_unit": "ns", "peak_mem_bytes": 203}]})",
+                                   "new");
+  Report report = build_report(pair_by_name(base, contender, NameFilter()), settings);
+  EXPECT_EQ(report.results[0].verdict, Verdict::kSame);
+  EXPECT_EQ(report.summary.counter_regressions, 1u);  // memory doubled
+  EXPECT_EQ(exit_code(report), 1);
+  settings.gate_counters = false;
+  report = build_report(pair_by_name(base, contender, NameFilter()), settings);
+  EXPECT_EQ(exit_code(report), 0);
+  settings.fail_on_removed = true;
+  report = build_report(pair_by_name(base, contender, NameFilter()), settings);
+  EXPECT_EQ(report.removed, std::vector<std::string>{"gone"});
+  EXPECT_EQ(exit_code(report), 1);
+}
+
+TEST(Report, StrictContextMakesEnvironmentDifferenceAnError) {
+  Report report = compare_files("context_h200.json", "context_h100.json");
+  EXPECT_EQ(exit_code(report), 0);
+  report.strict_context = true;
+  EXPECT_EQ(exit_code(report), 2);
+}
+
+TEST(Report, CpuTimeCanBeCompared) {
+  Settings settings;
+  settings.time = TimeKind::kCpu;
+  const Report report = compare_files("gb19_skipped_units.json", "gb19_skipped_units.json", settings);
+  EXPECT_DOUBLE_EQ(result_named(report, "gemm/cublaslt/bf16/M:8192/N:2304/K:768/manual_time").time.base.median, 1.30e6);
+}
+
+}  // namespace
+}  // namespace gptbench::compare

@@ -1,0 +1,104 @@
+// Verdict rules: significance AND threshold, too few repetitions, noise,
+// direction of counters.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "verdict.h"
+
+namespace gptbench::compare {
+namespace {
+
+constexpr double kAlpha = 0.05;
+constexpr double kThreshold = 0.05;
+
+// n samples around `center` with a deterministic relative spread.
+std::vector<double> samples(double center, double spread, size_t n = 9) {
+  std::vector<double> out;
+  for (size_t i = 0; i < n; ++i) {
+    const double offset = (static_cast<double>(i % 5) - 2.0) / 2.0;  // -1 .. 1
+    out.push_back(center * (1 + spread * offset));
+  }
+  return out;
+}
+
+MetricComparison decide(const std::vector<double>& base, const std::vector<double>& contender,
+                        Direction direction = Direction::kLowerIsBetter, double threshold = kThreshold) {
+  return compare_metric(describe(base), describe(contender), direction, kAlpha, threshold);
+}
+
+TEST(Verdict, SignificantSlowdownAboveThresholdIsRegression) {
+  const MetricComparison result = decide(samples(100, 0.01), samples(110, 0.01));
+  EXPECT_EQ(result.verdict, Verdict::kRegression);
+  EXPECT_NEAR(result.change, 0.10, 1e-9);
+  EXPECT_TRUE(result.tested);
+  EXPECT_LT(result.u_test.p_value, kAlpha);
+}
+
+TEST(Verdict, SignificantSpeedupIsImprovement) {
+  EXPECT_EQ(decide(samples(100, 0.01), samples(80, 0.01)).verdict, Verdict::kImprovement);
+}
+
+TEST(Verdict, SignificantButBelowThresholdIsSame) {
+  const MetricComparison result = decide(samples(100, 0.002), samples(102, 0.002));
+  EXPECT_LT(result.u_test.p_value, kAlpha);
+  EXPECT_EQ(result.verdict, Verdict::kSame);
+}
+
+TEST(Verdict, PerBenchmarkThresholdDecides) {
+  EXPECT_EQ(decide(samples(100, 0.01), samples(108, 0.01), Direction::kLowerIsBetter, 0.10).verdict, Verdict::kSame);
+  EXPECT_EQ(decide(samples(100, 0.01), samples(108, 0.01), Direction::kLowerIsBetter, 0.05).verdict,
+            Verdict::kRegression);
+}
+
+TEST(Verdict, IdenticalRunsAreSame) {
+  const MetricComparison result = decide(samples(100, 0.01), samples(100, 0.01));
+  EXPECT_EQ(result.verdict, Verdict::kSame);
+  EXPECT_DOUBLE_EQ(result.change, 0.0);
+}
+
+TEST(Verdict, FewerThanTwoRepetitionsIsUnreliable) {
+  const MetricComparison result = decide({100}, {200});
+  EXPECT_EQ(result.verdict, Verdict::kUnreliable);
+  EXPECT_FALSE(result.tested);
+  EXPECT_NE(result.reason.find("at least 2 repetitions"), std::string::npos);
+}
+
+TEST(Verdict, TooFewRepetitionsToReachAlphaIsUnreliable) {
+  const MetricComparison result = decide({100, 101, 102}, {200, 201, 202});  // smallest p = 0.1
+  EXPECT_EQ(result.verdict, Verdict::kUnreliable);
+  EXPECT_NE(result.reason.find("use at least 4 per side"), std::string::npos);
+  EXPECT_EQ(repetitions_needed(0.05), 4u);
+}
+
+TEST(Verdict, NoiseWiderThanThresholdIsUnreliable) {
+  // 2% median shift, but +-20% spread: a 5% change could hide in it.
+  const MetricComparison result = decide(samples(100, 0.4), samples(102, 0.4));
+  EXPECT_GT(result.uncertainty, kThreshold);
+  EXPECT_EQ(result.verdict, Verdict::kUnreliable);
+  EXPECT_NE(result.reason.find("too noisy"), std::string::npos);
+}
+
+TEST(Verdict, LargeButInsignificantChangeIsUnreliable) {
+  const MetricComparison result = decide({100, 130, 90, 125, 95}, {125, 92, 135, 99, 120});
+  EXPECT_GT(std::fabs(result.change), kThreshold);
+  EXPECT_GE(result.u_test.p_value, kAlpha);
+  EXPECT_EQ(result.verdict, Verdict::kUnreliable);
+}
+
+TEST(Verdict, UncertaintyFollowsMedianAbsoluteDeviation) {
+  const SideStats side = describe({98, 99, 100, 101, 102});
+  EXPECT_DOUBLE_EQ(side.mad, 1.0);
+  EXPECT_NEAR(side.median_error, 1.2533 * 1.4826 / (100 * std::sqrt(5.0)), 1e-9);
+  const MetricComparison result = decide({98, 99, 100, 101, 102}, {98, 99, 100, 101, 102});
+  EXPECT_NEAR(result.uncertainty, 1.96 * std::sqrt(2.0) * side.median_error, 1e-9);
+}
+
+TEST(Verdict, HigherIsBetterCountersFlipTheDirection) {
+  EXPECT_EQ(decide(samples(100, 0.01), samples(80, 0.01), Direction::kHigherIsBetter).verdict, Verdict::kRegression);
+  EXPECT_EQ(decide(samples(100, 0.01), samples(120, 0.01), Direction::kHigherIsBetter).verdict, Verdict::kImprovement);
+  EXPECT_EQ(decide(samples(100, 0.01), samples(120, 0.01), Direction::kInformational).verdict, Verdict::kInformational);
+}
+
+}  // namespace
+}  // namespace gptbench::compare
