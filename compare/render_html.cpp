@@ -108,7 +108,7 @@ std::string change_chart(const Report& report) {
                                     std::to_string(total) + " changes."
                               : std::string())
       << "</p>\n";
-  out << "<svg xmlns='http://www.w3.org/2000/svg' width='" << num(kLabelWidth + kPlotWidth + 20) << "' height='"
+  out << "<svg width='" << num(kLabelWidth + kPlotWidth + 20) << "' height='"
       << num(height + kAxisHeight) << "' role='img' aria-label='change per benchmark'>";
   for (size_t i = 0; i < rows.size(); ++i) {
     const PairResult& row = *rows[i];
@@ -156,7 +156,7 @@ std::string family_chart(const Report& report) {
   const double height = bars.size() * row;
   std::ostringstream out;
   out << "<h2>Geometric mean of time ratios per family</h2>\n";
-  out << "<svg xmlns='http://www.w3.org/2000/svg' width='" << num(kLabelWidth + kPlotWidth + 20) << "' height='"
+  out << "<svg width='" << num(kLabelWidth + kPlotWidth + 20) << "' height='"
       << num(height + kAxisHeight) << "' role='img' aria-label='geomean per family'>";
   out << axis.draw(0, height);
   const double threshold = report.settings.thresholds.default_threshold();
@@ -225,7 +225,8 @@ h1{font-size:20px}h2{font-size:16px;margin-top:28px}
 .pass{background:#2ca02c}.fail{background:#d62728}
 .warn{background:#fff3cd;border:1px solid #e6a100;padding:8px 14px;border-radius:6px;margin-top:12px}
 table{border-collapse:collapse;font-size:13px;margin-top:8px}
-td,th{border:1px solid #ddd;padding:3px 8px;text-align:right}
+td,th{border:1px solid #ddd;padding:3px 8px;text-align:right;white-space:nowrap}
+td.why{white-space:normal}
 td.name,td.why,th{text-align:left}td.name{font-family:monospace}
 td.verdict{font-weight:bold;text-align:left}
 .note{color:#555;font-size:13px}

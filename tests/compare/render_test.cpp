@@ -1,0 +1,132 @@
+// Each output format on the planted-slowdown comparison: what must be there.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "load.h"
+#include "render.h"
+#include "test_util.h"
+
+namespace gptbench::compare {
+namespace {
+
+using test_util::data_path;
+
+constexpr const char* kPlanted = "softmax/fused/fp32/rows:64/cols:1024";
+
+Report planted_report() {
+  const auto base = load_run_file(data_path("gb171_aa_base.json"));
+  const auto contender = load_run_file(data_path("gb171_slow_new.json"));
+  Report report = build_report(pair_by_name(base, contender, NameFilter()), Settings());
+  report.mode = "benchmarks";
+  report.base_source = "base.json";
+  report.contender_source = "new.json";
+  report.removed = {"gemm/old/fp32"};
+  report.added = {"gemm/new|pipe/fp32"};
+  report.context = {ContextDifference{"gpu_name", "NVIDIA H200", "NVIDIA H100", true}};
+  return report;
+}
+
+const PairResult& planted(const Report& report) {
+  for (const PairResult& result : report.results) {
+    if (result.name == kPlanted) return result;
+  }
+  throw std::runtime_error("planted benchmark missing");
+}
+
+TEST(RenderText, TableVerdictsSummaryAndNoColourByDefault) {
+  const std::string text = render_text(planted_report(), TextOptions{false});
+  EXPECT_EQ(text.find("\033["), std::string::npos);
+  EXPECT_NE(text.find("!! ENVIRONMENT DIFFERS: gpu_name: 'NVIDIA H200' vs 'NVIDIA H100'"), std::string::npos);
+  // The planted row carries its verdict on the same line.
+  const size_t row = text.find(std::string(kPlanted) + " ");
+  ASSERT_NE(row, std::string::npos);
+  const std::string line = text.substr(row, text.find('\n', row) - row);
+  EXPECT_NE(line.find("REGRESSION"), std::string::npos) << line;
+  EXPECT_NE(line.find("+29"), std::string::npos) << line;
+  EXPECT_NE(text.find("Only in base (1):\n  - gemm/old/fp32"), std::string::npos);
+  EXPECT_NE(text.find("Only in new (1):\n  + gemm/new|pipe/fp32"), std::string::npos);
+  EXPECT_NE(text.find("Geomean new/base time: "), std::string::npos);
+  EXPECT_NE(text.find("FAIL: 1 regression(s)"), std::string::npos);
+  EXPECT_NE(text.find("optim/adamw_check/fp32/model:tiny: not_compared (errored in base: wrong result"),
+            std::string::npos);
+}
+
+TEST(RenderText, ColourOnlyWhenAsked) {
+  const std::string text = render_text(planted_report(), TextOptions{true});
+  EXPECT_NE(text.find("\033[31mREGRESSION\033[0m"), std::string::npos);
+}
+
+TEST(RenderMarkdown, PullRequestReady) {
+  const std::string markdown = render_markdown(planted_report());
+  EXPECT_EQ(markdown.rfind("### gptbench-compare: :x: FAIL: 1 regression(s)", 0), 0u) << markdown.substr(0, 80);
+  EXPECT_NE(markdown.find("> :warning: **Environment differs between the runs**"), std::string::npos);
+  EXPECT_NE(markdown.find("| `softmax` |"), std::string::npos);  // family geomean table
+  EXPECT_NE(markdown.find("#### Changes"), std::string::npos);
+  const size_t changes = markdown.find("#### Changes");
+  const size_t details = markdown.find("<details>");
+  const size_t row = markdown.find(std::string("| `") + kPlanted + "` |", changes);
+  EXPECT_LT(row, details);  // listed among the changes, before the full table
+  EXPECT_NE(markdown.find("**regression**", row), std::string::npos);
+  EXPECT_NE(markdown.find("`gemm/new|pipe/fp32`"), std::string::npos);
+  EXPECT_NE(markdown.find("</details>"), std::string::npos);
+}
+
+TEST(RenderJson, EveryNumberIsThere) {
+  const Report report = planted_report();
+  const nlohmann::json json = nlohmann::json::parse(render_json(report));
+  EXPECT_EQ(json["tool"], "gptbench-compare");
+  EXPECT_EQ(json["exit_code"], 1);
+  EXPECT_EQ(json["environment_differs"], true);
+  EXPECT_EQ(json["summary"]["verdicts"]["regression"], 1);
+  EXPECT_DOUBLE_EQ(json["summary"]["geomean"].get<double>(), report.summary.geomean);
+  EXPECT_EQ(json["removed"], nlohmann::json::array({"gemm/old/fp32"}));
+  const PairResult& expected = planted(report);
+  bool found = false;
+  for (const nlohmann::json& bench : json["benchmarks"]) {
+    if (bench["name"] != kPlanted) continue;
+    found = true;
+    const nlohmann::json& time = bench["time"];
+    EXPECT_EQ(bench["verdict"], "regression");
+    EXPECT_DOUBLE_EQ(time["change"].get<double>(), expected.time.change);
+    EXPECT_DOUBLE_EQ(time["u_test"]["p_value"].get<double>(), expected.time.u_test.p_value);
+    EXPECT_EQ(time["u_test"]["method"], "asymptotic");
+    EXPECT_DOUBLE_EQ(time["base"]["median"].get<double>(), expected.time.base.median);
+    EXPECT_EQ(time["new"]["samples"].size(), 10u);
+    EXPECT_FALSE(bench["counters"].empty());
+  }
+  EXPECT_TRUE(found);
+  // The benchmark that never ran has no time block but says why.
+  for (const nlohmann::json& bench : json["benchmarks"]) {
+    if (bench["verdict"] == "not_compared") {
+      EXPECT_TRUE(bench["time"].is_null());
+      EXPECT_NE(bench["status_message"].get<std::string>().find("wrong result"), std::string::npos);
+    }
+  }
+}
+
+TEST(RenderHtml, SelfContainedWithInlineSvgCharts) {
+  const std::string html = render_html(planted_report());
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(html.find("http"), std::string::npos);  // no external resource of any kind
+  EXPECT_EQ(html.find("<link"), std::string::npos);
+  size_t charts = 0;
+  for (size_t at = html.find("<svg"); at != std::string::npos; at = html.find("<svg", at + 1)) ++charts;
+  EXPECT_EQ(charts, 2u);  // geomean per family, change per benchmark
+  EXPECT_NE(html.find("Environment differs"), std::string::npos);
+  EXPECT_NE(html.find(std::string("<title>") + kPlanted), std::string::npos);  // one chart row per benchmark
+  EXPECT_NE(html.find("gemm/new|pipe/fp32"), std::string::npos);
+  EXPECT_NE(html.find("class='gate fail'"), std::string::npos);
+}
+
+TEST(RenderHtml, EscapesNames) {
+  Report report = planted_report();
+  report.added = {"<script>alert(1)</script>"};
+  const std::string html = render_html(report);
+  EXPECT_EQ(html.find("<script>"), std::string::npos);
+  EXPECT_NE(html.find("&lt;script&gt;"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gptbench::compare
