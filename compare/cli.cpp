@@ -98,8 +98,14 @@ int compare(const Options& options, bool filters_mode, std::ostream& out, std::o
     report.base_label = options.impl_a;
     report.contender_label = options.impl_b;
   } else {
-    const Run base = load(options.base_path);
-    const Run contender = load(options.new_path);
+    std::pair<Run, Run> runs;
+    try {
+      runs = load_run_files(options.base_path, options.new_path);
+    } catch (const LoadError& error) {
+      throw UsageError{error.what()};
+    }
+    const Run& base = runs.first;
+    const Run& contender = runs.second;
     report = build_report(pair_by_name(base, contender, filter), settings);
     report.base_source = options.base_path;
     report.contender_source = options.new_path;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <future>
 #include <optional>
 #include <sstream>
 #include <unordered_map>
@@ -361,14 +362,15 @@ class RunBuilder {
            check_time("cpu_time", row_.cpu_time, scale, cpu);
   }
 
-  Benchmark& benchmark_named(const std::string& name) {
+  // Position of the benchmark with this name, created on first sight.
+  size_t benchmark_named(const std::string& name) {
     const auto [it, inserted] = run_.index.try_emplace(name, run_.benchmarks.size());
     if (inserted) {
       run_.benchmarks.emplace_back();
       run_.benchmarks.back().name = name;
       seen_repetitions_.emplace_back();
     }
-    return run_.benchmarks[it->second];
+    return it->second;
   }
 
   bool finish_row() {
@@ -385,8 +387,9 @@ class RunBuilder {
       if (!check_times(false, rep.real_ns, rep.cpu_ns)) return false;
     }
     const std::string& name = row_.run_name ? *row_.run_name : *row_.name;
-    Benchmark& bench = benchmark_named(name);
-    seen_repetitions_[run_.index[name]].push_back(rep.index);
+    const size_t position = benchmark_named(name);
+    Benchmark& bench = run_.benchmarks[position];
+    seen_repetitions_[position].push_back(rep.index);
     note_common(bench);
     if (row_.error_occurred) {
       mark(bench, RunStatus::kErrored, row_.error_message.value_or(""));
@@ -420,7 +423,7 @@ class RunBuilder {
         name.resize(name.size() - suffix.size());
       }
     }
-    Benchmark& bench = benchmark_named(name);
+    Benchmark& bench = run_.benchmarks[benchmark_named(name)];
     if (bench.aggregate(agg.name) != nullptr) {
       return fail(row_prefix() + ": duplicate aggregate row '" + printable(*row_.name) + "'");
     }
@@ -506,12 +509,14 @@ std::string syntax_message(std::string what, size_t byte, std::string_view text)
 }  // namespace
 
 std::string read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw LoadError(path + ": cannot open file (" + std::strerror(errno) + ")");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) throw LoadError(path + ": cannot read file");
-  return buffer.str();
+  const std::streamoff size = in.tellg();
+  if (size < 0) throw LoadError(path + ": cannot read file");
+  std::string text(static_cast<size_t>(size), '\0');
+  in.seekg(0);
+  if (!in.read(text.data(), size)) throw LoadError(path + ": cannot read file");
+  return text;
 }
 
 Run parse_run(std::string_view text, const std::string& source) {
@@ -533,5 +538,17 @@ Run parse_run(std::string_view text, const std::string& source) {
 }
 
 Run load_run_file(const std::string& path) { return parse_run(read_text_file(path), path); }
+
+std::pair<Run, Run> load_run_files(const std::string& base_path, const std::string& contender_path) {
+  std::future<Run> contender = std::async(std::launch::async, [&contender_path] { return load_run_file(contender_path); });
+  Run base;
+  try {
+    base = load_run_file(base_path);
+  } catch (...) {
+    contender.wait();
+    throw;
+  }
+  return {std::move(base), contender.get()};
+}
 
 }  // namespace gptbench::compare

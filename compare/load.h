@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "run.h"
 
@@ -24,5 +25,9 @@ Run parse_run(std::string_view text, const std::string& source);
 
 // read_text_file + parse_run.
 Run load_run_file(const std::string& path);
+
+// Loads two files concurrently (the second on its own thread); LoadError of
+// the first file that fails, base first.
+std::pair<Run, Run> load_run_files(const std::string& base_path, const std::string& contender_path);
 
 }  // namespace gptbench::compare

@@ -1,0 +1,148 @@
+// The command line end to end (in process): modes, formats, exit codes and
+// one-line errors.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "test_util.h"
+
+namespace gptbench::compare {
+namespace {
+
+using test_util::data_path;
+using test_util::run;
+
+bool one_line_error(const std::string& err) {
+  return err.rfind("gptbench-compare: error: ", 0) == 0 && err.find('\n') == err.size() - 1;
+}
+
+TEST(Cli, AAExitsZeroPlantedSlowdownExitsOne) {
+  const auto aa = run({"benchmarks", data_path("gb171_aa_base.json"), data_path("gb171_aa_new.json")});
+  EXPECT_EQ(aa.code, 0) << aa.out << aa.err;
+  EXPECT_NE(aa.out.find("PASS: 0 regression(s)"), std::string::npos);
+  const auto slow = run({"benchmarks", data_path("gb171_aa_base.json"), data_path("gb171_slow_new.json")});
+  EXPECT_EQ(slow.code, 1);
+  EXPECT_NE(slow.out.find("FAIL: 1 regression(s)"), std::string::npos);
+}
+
+TEST(Cli, FilterRestrictsTheComparison) {
+  const auto result = run({"benchmarks", data_path("gb171_aa_base.json"), data_path("gb171_slow_new.json"),
+                           "--filter", "^gemm/"});
+  EXPECT_EQ(result.code, 0);
+  EXPECT_EQ(result.out.find("softmax/"), std::string::npos);
+  const auto none = run({"benchmarks", data_path("gb171_aa_base.json"), data_path("gb171_slow_new.json"),
+                         "--filter", "^nothing"});
+  EXPECT_EQ(none.code, 2);
+  EXPECT_TRUE(one_line_error(none.err)) << none.err;
+}
+
+TEST(Cli, ThresholdAndConfigOptions) {
+  const std::vector<std::string> files = {data_path("gb171_aa_base.json"), data_path("gb171_slow_new.json")};
+  EXPECT_EQ(run({"benchmarks", files[0], files[1], "--threshold", "50%"}).code, 0);
+  EXPECT_EQ(run({"--threshold=0.5", "benchmarks", files[0], files[1]}).code, 0);  // options before the mode
+  test_util::TempDir dir;
+  test_util::write_file(dir.file("t.ini"), "softmax/fused/ = 40%\n");
+  EXPECT_EQ(run({"benchmarks", files[0], files[1], "--config", dir.file("t.ini")}).code, 0);
+  test_util::write_file(dir.file("bad.ini"), "softmax/fused/ 40%\n");
+  const auto bad = run({"benchmarks", files[0], files[1], "--config", dir.file("bad.ini")});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_TRUE(one_line_error(bad.err)) << bad.err;
+  EXPECT_EQ(run({"benchmarks", files[0], files[1], "--alpha", "1.5"}).code, 2);
+  EXPECT_EQ(run({"benchmarks", files[0], files[1], "--filter", "(unclosed"}).code, 2);
+}
+
+TEST(Cli, FiltersModePairsImplementations) {
+  const auto result = run({"filters", data_path("filters_softmax.json"), "torch", "fused", "--format", "json"});
+  EXPECT_EQ(result.code, 0) << result.err;
+  const nlohmann::json json = nlohmann::json::parse(result.out);
+  EXPECT_EQ(json["mode"], "filters");
+  EXPECT_EQ(json["benchmarks"].size(), 2u);
+  EXPECT_EQ(json["summary"]["verdicts"]["improvement"], 2);
+  EXPECT_EQ(json["removed"].size(), 1u);
+  // Reversed, the faster implementation is the base: both pairs regress.
+  EXPECT_EQ(run({"filters", data_path("filters_softmax.json"), "fused", "torch"}).code, 1);
+  EXPECT_EQ(run({"filters", data_path("filters_softmax.json"), "torch", "torch"}).code, 2);
+}
+
+TEST(Cli, InputErrorsAreOneLineWithExitTwo) {
+  for (const std::string& bad : {data_path("malformed/empty.json"), data_path("malformed/truncated.json"),
+                                 data_path("malformed/duplicate_iteration.json"), std::string("/no/such/file.json")}) {
+    const auto result = run({"benchmarks", bad, data_path("gb171_aa_new.json")});
+    EXPECT_EQ(result.code, 2) << bad;
+    EXPECT_TRUE(one_line_error(result.err)) << result.err;
+    EXPECT_NE(result.err.find(bad), std::string::npos) << result.err;
+    EXPECT_TRUE(result.out.empty());
+  }
+}
+
+TEST(Cli, UsageErrorsExitTwoAndHelpExitsZero) {
+  EXPECT_EQ(run({}).code, 2);
+  EXPECT_EQ(run({"benchmarks", data_path("gb171_aa_base.json")}).code, 2);
+  EXPECT_EQ(run({"frobnicate"}).code, 2);
+  EXPECT_EQ(run({"benchmarks", "a", "b", "--format", "yaml"}).code, 2);
+  const auto help = run({"--help"});
+  EXPECT_EQ(help.code, 0);
+  EXPECT_NE(help.out.find("benchmarks"), std::string::npos);
+}
+
+TEST(Cli, StrictContext) {
+  const auto loose = run({"benchmarks", data_path("context_h200.json"), data_path("context_h100.json")});
+  EXPECT_EQ(loose.code, 0);
+  EXPECT_NE(loose.out.find("ENVIRONMENT DIFFERS: gpu_name"), std::string::npos);
+  const auto strict =
+      run({"benchmarks", data_path("context_h200.json"), data_path("context_h100.json"), "--strict-context"});
+  EXPECT_EQ(strict.code, 2);
+  EXPECT_TRUE(one_line_error(strict.err)) << strict.err;
+}
+
+TEST(Cli, ColourOnlyOnATerminalAndNeverWithNoColor) {
+  const std::vector<std::string> args = {"benchmarks", data_path("gb171_aa_base.json"), data_path("gb171_slow_new.json")};
+  EXPECT_EQ(run(args, false).out.find("\033["), std::string::npos);
+  EXPECT_NE(run(args, true).out.find("\033["), std::string::npos);
+  std::vector<std::string> no_color = args;
+  no_color.push_back("--no-color");
+  EXPECT_EQ(run(no_color, true).out.find("\033["), std::string::npos);
+}
+
+TEST(Cli, MarkdownJsonAndHtmlOutputs) {
+  const std::vector<std::string> files = {data_path("gb171_aa_base.json"), data_path("gb171_slow_new.json")};
+  EXPECT_EQ(run({"benchmarks", files[0], files[1], "--format=markdown"}).out.rfind("### gptbench-compare", 0), 0u);
+  const auto json = run({"benchmarks", files[0], files[1], "--format=json"});
+  EXPECT_EQ(nlohmann::json::parse(json.out)["exit_code"], 1);
+  test_util::TempDir dir;
+  const auto html = run({"benchmarks", files[0], files[1], "--html", dir.file("r.html")});
+  EXPECT_EQ(html.code, 1);
+  EXPECT_NE(test_util::read_file(dir.file("r.html")).find("<svg"), std::string::npos);
+  EXPECT_EQ(run({"benchmarks", files[0], files[1], "--html", "/no/such/dir/r.html"}).code, 2);
+}
+
+TEST(Cli, MergeSubcommandThenCompare) {
+  test_util::TempDir dir;
+  const std::string round =
+      R"({"benchmarks": [{"name": "a", "repetition_index": 0, "real_time": %s, "cpu_time": 1, "time_unit": "ns"}]})";
+  std::vector<std::string> base_files, new_files;
+  for (int i = 0; i < 9; ++i) {
+    char text[256];
+    std::snprintf(text, sizeof text, round.c_str(), std::to_string(100 + i).c_str());
+    base_files.push_back(dir.file("a" + std::to_string(i) + ".json"));
+    test_util::write_file(base_files.back(), text);
+    std::snprintf(text, sizeof text, round.c_str(), std::to_string(120 + i).c_str());
+    new_files.push_back(dir.file("b" + std::to_string(i) + ".json"));
+    test_util::write_file(new_files.back(), text);
+  }
+  std::vector<std::string> args = {"merge", dir.file("base.json")};
+  args.insert(args.end(), base_files.begin(), base_files.end());
+  EXPECT_EQ(run(args).code, 0);
+  args = {"merge", dir.file("new.json")};
+  args.insert(args.end(), new_files.begin(), new_files.end());
+  EXPECT_EQ(run(args).code, 0);
+  const auto result = run({"benchmarks", dir.file("base.json"), dir.file("new.json"), "--format", "json"});
+  EXPECT_EQ(result.code, 1);
+  const nlohmann::json json = nlohmann::json::parse(result.out);
+  EXPECT_EQ(json["benchmarks"][0]["time"]["base"]["n"], 9);
+  EXPECT_EQ(json["benchmarks"][0]["verdict"], "regression");
+  EXPECT_EQ(run({"merge", dir.file("x.json"), data_path("malformed/empty.json")}).code, 2);
+}
+
+}  // namespace
+}  // namespace gptbench::compare
