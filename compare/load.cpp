@@ -347,6 +347,7 @@ class RunBuilder {
     if (!std::isfinite(*value)) return fail(row_prefix() + ": '" + field + "' is not finite (" + format_number(*value) + ")");
     if (*value < 0) return fail(row_prefix() + ": '" + field + "' is negative (" + format_number(*value) + ")");
     out = *value * scale;
+    if (!std::isfinite(out)) return fail(row_prefix() + ": '" + field + "' overflows in nanoseconds (" + format_number(*value) + ")");
     return true;
   }
 
