@@ -1,0 +1,334 @@
+// Fused Adafactor (torch.optim.Adafactor's algorithm) in four launches over tile tables of all
+// tensors. A factored tensor (rows, cols) is cut into tiles of up to 1,024 columns × a few rows;
+// in a tile each warp takes whole row segments, each lane 4 columns per 128 (16-byte loads),
+// row sums of g² reduce by warp shuffles into one atomic per row and tile, column sums
+// accumulate in registers, then in shared memory, then one atomic per column and tile.
+//   1. stats:   read p, g (8 B/param): Σp², row sums and column sums of g².
+//               Unfactored (1-D): read p, g, v, write v (16 B/param): v ← lerp(v, g², w), Σu².
+//   2. factors: one block per factored tensor: R ← lerp(R, rowsum/cols, w),
+//               C ← lerp(C, colsum/rows, w), mean(R)  (rows + cols values).
+//   3. norm:    read g (4 B/param): Σu², u = g / sqrt(max(R_i·C_j / max(mean R, eps1), eps1²)).
+//   4. apply:   read p, g (+ v), write p (12 B/param; 16 unfactored):
+//               p ← p·decay − α/max(1, RMS(u)/d) · u,  α = max(eps2, RMS(p))·ρ.
+// Factored tensors: 24 B/param with fp32 gradients (18 with bf16); unfactored: 32 (28).
+#include "ops/optim/adafactor_kernels.h"
+#include "ops/optim/optim_device.cuh"
+
+namespace gptbench {
+namespace optim {
+namespace {
+
+// torch.lerp's formula: self + w·(end − self) for w < 0.5, else end − (end − self)·(1 − w).
+__device__ __forceinline__ float lerp_torch(float self, float end, float w) {
+  const float diff = end - self;
+  return w < 0.5f ? self + w * diff : end - diff * (1.f - w);
+}
+
+// Column of accumulator slot s (0..31) for a lane: vector layout (4 per lane per 128) or
+// scalar layout (one per lane per 32).
+template <bool kVec>
+__device__ __forceinline__ int slot_col(int ln, int s) {
+  return kVec ? 4 * ln + 128 * (s / 4) + s % 4 : ln + 32 * s;
+}
+
+// ---- 1. stats ---------------------------------------------------------------------------
+
+template <typename G, bool kVec>
+__device__ void stats_factored(const AdafactorTensor& t, const AdafactorTile& tile,
+                               float* col_acc, float* red) {
+  const int wp = threadIdx.x / 32, ln = threadIdx.x % 32;
+  for (int c = threadIdx.x; c < tile.ncols; c += kThreads) col_acc[c] = 0.f;
+  __syncthreads();
+  const G* __restrict__ g = static_cast<const G*>(t.g);
+  const float* __restrict__ p = t.p;
+  float acc[32];
+#pragma unroll
+  for (int s = 0; s < 32; ++s) acc[s] = 0.f;
+  float psq = 0.f;
+  for (int r = wp; r < tile.nrows; r += kWarps) {
+    const int64_t row = tile.row0 + r;
+    const int64_t base = row * t.cols + tile.col0;
+    float rs = 0.f;
+    if (kVec) {
+#pragma unroll
+      for (int k = 0; k < 8; ++k) {
+        const int c = 4 * ln + 128 * k;
+        if (c < tile.ncols) {
+          float4 gg = load_grad4(g + base + c);
+          float4 pp = load4(p + base + c);
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            const float sq = lane(gg, j) * lane(gg, j);
+            rs += sq;
+            acc[4 * k + j] += sq;
+            psq += lane(pp, j) * lane(pp, j);
+          }
+        }
+      }
+    } else {
+#pragma unroll
+      for (int k = 0; k < 32; ++k) {
+        const int c = ln + 32 * k;
+        if (c < tile.ncols) {
+          const float gv = load_grad(g + base + c), pv = p[base + c];
+          rs += gv * gv;
+          acc[k] += gv * gv;
+          psq += pv * pv;
+        }
+      }
+    }
+    rs = warp_sum(rs);
+    if (ln == 0) atomicAdd(&t.row_sum[row], rs);
+  }
+#pragma unroll
+  for (int s = 0; s < 32; ++s) {
+    const int c = slot_col<kVec>(ln, s);
+    if (c < tile.ncols) atomicAdd(&col_acc[c], acc[s]);
+  }
+  __syncthreads();
+  for (int c = threadIdx.x; c < tile.ncols; c += kThreads)
+    atomicAdd(&t.col_sum[tile.col0 + c], col_acc[c]);
+  psq = block_sum(psq, red);  // synchronises: col_acc is free for the next tile afterwards
+  if (threadIdx.x == 0) atomicAdd(&t.stats->p_sq, static_cast<double>(psq));
+}
+
+__device__ __forceinline__ void vector_elem(float pv, float gv, float& vv, float& psq, float& usq,
+                                            const AdafactorScalars& s) {
+  vv = lerp_torch(vv, gv * gv, s.w);
+  const float u = gv * rsqrtf(fmaxf(vv, s.eps1_sq));
+  usq += u * u;
+  psq += pv * pv;
+}
+
+template <typename G>
+__device__ void stats_vector(const AdafactorTensor& t, const AdafactorTile& tile,
+                             const AdafactorScalars& s, float* red) {
+  const float* __restrict__ p = t.p + tile.col0;
+  const G* __restrict__ g = static_cast<const G*>(t.g) + tile.col0;
+  float* __restrict__ v = t.v + tile.col0;
+  const int64_t len = tile.ncols;
+  float psq = 0.f, usq = 0.f;
+  int64_t done = 0;
+  if (t.vec) {
+    const int64_t nv = len / 4;
+    for (int64_t i = threadIdx.x; i < nv; i += kThreads) {
+      float4 pp = load4(p + 4 * i), vv = load4(v + 4 * i), gg = load_grad4(g + 4 * i);
+#pragma unroll
+      for (int k = 0; k < 4; ++k) vector_elem(lane(pp, k), lane(gg, k), lane(vv, k), psq, usq, s);
+      store4(v + 4 * i, vv);
+    }
+    done = nv * 4;
+  }
+  for (int64_t i = done + threadIdx.x; i < len; i += kThreads) {
+    float vv = v[i];
+    vector_elem(p[i], load_grad(g + i), vv, psq, usq, s);
+    v[i] = vv;
+  }
+  psq = block_sum(psq, red);
+  usq = block_sum(usq, red);
+  if (threadIdx.x == 0) {
+    atomicAdd(&t.stats->p_sq, static_cast<double>(psq));
+    atomicAdd(&t.stats->u_sq, static_cast<double>(usq));
+  }
+}
+
+template <typename G>
+__global__ void __launch_bounds__(kThreads)
+    stats_kernel(const AdafactorTensor* __restrict__ tensors,
+                 const AdafactorTile* __restrict__ tiles, int64_t num_tiles, AdafactorScalars s) {
+  __shared__ float col_acc[kAdafactorMaxTileCols];
+  __shared__ float red[kWarps];
+  for (int64_t i = blockIdx.x; i < num_tiles; i += gridDim.x) {
+    const AdafactorTile tile = tiles[i];
+    const AdafactorTensor t = tensors[tile.tensor];
+    if (!t.factored)
+      stats_vector<G>(t, tile, s, red);
+    else if (t.vec)
+      stats_factored<G, true>(t, tile, col_acc, red);
+    else
+      stats_factored<G, false>(t, tile, col_acc, red);
+  }
+}
+
+// ---- 2. factors -------------------------------------------------------------------------
+
+__global__ void __launch_bounds__(kThreads)
+    factors_kernel(const AdafactorTensor* __restrict__ tensors, AdafactorScalars s) {
+  __shared__ float red[kWarps];
+  const AdafactorTensor t = tensors[blockIdx.x];
+  if (!t.factored) return;
+  float rsum = 0.f;
+  for (int64_t i = threadIdx.x; i < t.rows; i += kThreads) {
+    const float r = lerp_torch(t.row[i], t.row_sum[i] / static_cast<float>(t.cols), s.w);
+    t.row[i] = r;
+    rsum += r;
+  }
+  rsum = block_sum(rsum, red);
+  if (threadIdx.x == 0) t.stats->row_mean = static_cast<double>(rsum) / static_cast<double>(t.rows);
+  for (int64_t j = threadIdx.x; j < t.cols; j += kThreads)
+    t.col[j] = lerp_torch(t.col[j], t.col_sum[j] / static_cast<float>(t.rows), s.w);
+}
+
+// ---- 3. norm and 4. apply (factored tiles share the walk) --------------------------------
+
+__device__ __forceinline__ float factored_u(float g, float r, float c, float mr,
+                                            const AdafactorScalars& s) {
+  return g * rsqrtf(fmaxf((r * c) / mr, s.eps1_sq));
+}
+
+// Per-tensor step scale α / max(1, RMS(u)/d) from the stats of this step.
+__device__ __forceinline__ float step_scale(const AdafactorTensor& t, const AdafactorScalars& s) {
+  const double n = static_cast<double>(t.n);
+  const double rms_p = sqrt(t.stats->p_sq / n);
+  const double alpha = (s.scale_parameter ? fmax(static_cast<double>(s.eps2), rms_p) : 1.0) * s.rho;
+  const double denom = fmax(1.0, sqrt(t.stats->u_sq / n) / s.d);
+  return static_cast<float>(alpha / denom);
+}
+
+// kApply = false: accumulate Σu² (norm); true: update p.
+template <typename G, bool kVec, bool kApply>
+__device__ void walk_factored(const AdafactorTensor& t, const AdafactorTile& tile,
+                              const AdafactorScalars& s, float* red) {
+  const int wp = threadIdx.x / 32, ln = threadIdx.x % 32;
+  const G* __restrict__ g = static_cast<const G*>(t.g);
+  float* __restrict__ p = t.p;
+  const float* __restrict__ col = t.col + tile.col0;
+  const float mr = fmaxf(static_cast<float>(t.stats->row_mean), s.eps1);
+  const float scale = kApply ? step_scale(t, s) : 0.f;
+  float usq = 0.f;
+  for (int r = wp; r < tile.nrows; r += kWarps) {
+    const int64_t row = tile.row0 + r;
+    const int64_t base = row * t.cols + tile.col0;
+    const float rr = t.row[row];
+    if (kVec) {
+#pragma unroll
+      for (int k = 0; k < 8; ++k) {
+        const int c = 4 * ln + 128 * k;
+        if (c < tile.ncols) {
+          float4 gg = load_grad4(g + base + c);
+          float4 cc = load4(col + c);
+          float4 pp = make_float4(0.f, 0.f, 0.f, 0.f);
+          if (kApply) pp = load4(p + base + c);
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            const float u = factored_u(lane(gg, j), rr, lane(cc, j), mr, s);
+            if (kApply)
+              lane(pp, j) = lane(pp, j) * s.decay - scale * u;
+            else
+              usq += u * u;
+          }
+          if (kApply) store4(p + base + c, pp);
+        }
+      }
+    } else {
+#pragma unroll 4
+      for (int k = 0; k < 32; ++k) {
+        const int c = ln + 32 * k;
+        if (c < tile.ncols) {
+          const float u = factored_u(load_grad(g + base + c), rr, col[c], mr, s);
+          if (kApply)
+            p[base + c] = p[base + c] * s.decay - scale * u;
+          else
+            usq += u * u;
+        }
+      }
+    }
+  }
+  if (!kApply) {
+    usq = block_sum(usq, red);
+    if (threadIdx.x == 0) atomicAdd(&t.stats->u_sq, static_cast<double>(usq));
+  }
+}
+
+template <typename G>
+__global__ void __launch_bounds__(kThreads)
+    norm_kernel(const AdafactorTensor* __restrict__ tensors,
+                const AdafactorTile* __restrict__ tiles, int64_t num_tiles, AdafactorScalars s) {
+  __shared__ float red[kWarps];
+  for (int64_t i = blockIdx.x; i < num_tiles; i += gridDim.x) {
+    const AdafactorTile tile = tiles[i];
+    const AdafactorTensor t = tensors[tile.tensor];
+    if (!t.factored) continue;  // Σu² of unfactored tensors came with the stats pass
+    if (t.vec)
+      walk_factored<G, true, false>(t, tile, s, red);
+    else
+      walk_factored<G, false, false>(t, tile, s, red);
+  }
+}
+
+template <typename G>
+__device__ void apply_vector(const AdafactorTensor& t, const AdafactorTile& tile,
+                             const AdafactorScalars& s) {
+  float* __restrict__ p = t.p + tile.col0;
+  const G* __restrict__ g = static_cast<const G*>(t.g) + tile.col0;
+  const float* __restrict__ v = t.v + tile.col0;
+  const int64_t len = tile.ncols;
+  const float scale = step_scale(t, s);
+  int64_t done = 0;
+  if (t.vec) {
+    const int64_t nv = len / 4;
+    for (int64_t i = threadIdx.x; i < nv; i += kThreads) {
+      float4 pp = load4(p + 4 * i), vv = load4(v + 4 * i), gg = load_grad4(g + 4 * i);
+#pragma unroll
+      for (int k = 0; k < 4; ++k)
+        lane(pp, k) = lane(pp, k) * s.decay -
+                      scale * (lane(gg, k) * rsqrtf(fmaxf(lane(vv, k), s.eps1_sq)));
+      store4(p + 4 * i, pp);
+    }
+    done = nv * 4;
+  }
+  for (int64_t i = done + threadIdx.x; i < len; i += kThreads)
+    p[i] = p[i] * s.decay - scale * (load_grad(g + i) * rsqrtf(fmaxf(v[i], s.eps1_sq)));
+}
+
+template <typename G>
+__global__ void __launch_bounds__(kThreads)
+    apply_kernel(const AdafactorTensor* __restrict__ tensors,
+                 const AdafactorTile* __restrict__ tiles, int64_t num_tiles, AdafactorScalars s) {
+  __shared__ float red[kWarps];
+  for (int64_t i = blockIdx.x; i < num_tiles; i += gridDim.x) {
+    const AdafactorTile tile = tiles[i];
+    const AdafactorTensor t = tensors[tile.tensor];
+    if (!t.factored)
+      apply_vector<G>(t, tile, s);
+    else if (t.vec)
+      walk_factored<G, true, true>(t, tile, s, red);
+    else
+      walk_factored<G, false, true>(t, tile, s, red);
+  }
+}
+
+template <typename G>
+void launch(const AdafactorTensor* tensors, int64_t num_tensors, const AdafactorTile* tiles,
+            int64_t num_tiles, const AdafactorScalars& s, void* scratch, size_t scratch_bytes,
+            cudaStream_t stream) {
+  CUDA_CHECK(cudaMemsetAsync(scratch, 0, scratch_bytes, stream));
+  stats_kernel<G><<<grid_for(stats_kernel<G>, num_tiles), kThreads, 0, stream>>>(
+      tensors, tiles, num_tiles, s);
+  CUDA_CHECK_LAUNCH();
+  factors_kernel<<<static_cast<unsigned>(num_tensors), kThreads, 0, stream>>>(tensors, s);
+  CUDA_CHECK_LAUNCH();
+  norm_kernel<G><<<grid_for(norm_kernel<G>, num_tiles), kThreads, 0, stream>>>(
+      tensors, tiles, num_tiles, s);
+  CUDA_CHECK_LAUNCH();
+  apply_kernel<G><<<grid_for(apply_kernel<G>, num_tiles), kThreads, 0, stream>>>(
+      tensors, tiles, num_tiles, s);
+  CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void adafactor_step_cuda(const AdafactorTensor* tensors, int64_t num_tensors,
+                         const AdafactorTile* tiles, int64_t num_tiles, GradType grad_type,
+                         const AdafactorScalars& s, void* scratch, size_t scratch_bytes,
+                         cudaStream_t stream) {
+  if (num_tiles == 0) return;
+  if (grad_type == GradType::kBF16)
+    launch<__nv_bfloat16>(tensors, num_tensors, tiles, num_tiles, s, scratch, scratch_bytes,
+                          stream);
+  else
+    launch<float>(tensors, num_tensors, tiles, num_tiles, s, scratch, scratch_bytes, stream);
+}
+
+}  // namespace optim
+}  // namespace gptbench

@@ -1,0 +1,43 @@
+#pragma once
+// Fused 8-bit Adam step over many tensors in one launch (torch-free; see adam8bit.h).
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "ops/optim/multi_tensor.h"
+
+namespace gptbench {
+namespace optim {
+
+struct Adam8bitTensor {
+  float* p;          // (n) parameter, fp32
+  const void* g;     // (n) gradient, fp32 or bf16
+  void* m;           // (n) quantised: uint8 codes of the signed map; else fp32
+  void* v;           // (n) quantised: uint8 codes of the unsigned map; else fp32
+  float* m_absmax;   // (ceil(n/256)) per-block absmax of m (quantised tensors only)
+  float* v_absmax;   // (ceil(n/256)) per-block absmax of v
+  int64_t n;
+  int32_t quantized; // 1: 8-bit states (n ≥ 4096)
+  int32_t vec;       // 1: pointers aligned for 16-byte (p, fp32 g), 8-byte (bf16 g), 4-byte codes
+};
+
+struct Adam8bitScalars {
+  float beta1, one_minus_beta1;
+  float beta2, one_minus_beta2;
+  float decay;         // 1 − lr·weight_decay
+  float step_size;     // lr / (1 − beta1^t)
+  float inv_sqrt_bc2;  // 1 / sqrt(1 − beta2^t)
+  float eps;
+};
+
+// maps: device array of 4×256 floats: signed code, signed midpoints, unsigned code, unsigned
+// midpoints (QuantMap in quant_map.h). Per element:
+//   m ← dequant(m);  v ← dequant(v);  m ← β1·m + (1−β1)·g;  v ← β2·v + (1−β2)·g²  (no FMA)
+//   p ← p·decay − step_size · m / (sqrt(v)·inv_sqrt_bc2 + eps)
+//   absmax ← max|m| (max v) over the 256-element block;  codes ← nearest(m / absmax)
+void adam8bit_step_cuda(const Adam8bitTensor* tensors, const ChunkRef* chunks,
+                        int64_t num_chunks, GradType grad_type, const Adam8bitScalars& s,
+                        const float* maps, cudaStream_t stream);
+
+}  // namespace optim
+}  // namespace gptbench

@@ -1,0 +1,28 @@
+#include "ops/optim/multi_tensor.h"
+
+#include <limits>
+#include <stdexcept>
+
+namespace gptbench {
+namespace optim {
+
+std::vector<ChunkRef> make_chunks(const std::vector<int64_t>& numels, int64_t chunk_elems) {
+  std::vector<ChunkRef> out;
+  for (size_t t = 0; t < numels.size(); ++t) {
+    const int64_t n_chunks = (numels[t] + chunk_elems - 1) / chunk_elems;
+    if (n_chunks > std::numeric_limits<int32_t>::max())
+      throw std::invalid_argument("make_chunks: tensor too large for the chunk table");
+    for (int64_t c = 0; c < n_chunks; ++c)
+      out.push_back({static_cast<int32_t>(t), static_cast<int32_t>(c)});
+  }
+  return out;
+}
+
+bool all_aligned(std::initializer_list<const void*> ptrs, uintptr_t bytes) {
+  for (const void* p : ptrs)
+    if (reinterpret_cast<uintptr_t>(p) % bytes != 0) return false;
+  return true;
+}
+
+}  // namespace optim
+}  // namespace gptbench

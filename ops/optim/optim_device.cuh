@@ -1,0 +1,75 @@
+#pragma once
+// Device helpers shared by the optimizer kernels: vector loads of fp32 or bf16 gradients,
+// warp and block reductions, grid sizing. Included by .cu files only.
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "ops/cuda_check.h"
+
+namespace gptbench {
+namespace optim {
+
+constexpr int kThreads = 256;  // threads per block of every optimizer kernel
+constexpr int kWarps = kThreads / 32;
+
+__device__ __forceinline__ float4 load4(const float* p) {
+  return *reinterpret_cast<const float4*>(p);
+}
+__device__ __forceinline__ void store4(float* p, float4 v) {
+  *reinterpret_cast<float4*>(p) = v;
+}
+// Four gradients as fp32 (16-byte load for fp32, 8-byte load for bf16).
+__device__ __forceinline__ float4 load_grad4(const float* g) { return load4(g); }
+__device__ __forceinline__ float4 load_grad4(const __nv_bfloat16* g) {
+  const uint2 raw = *reinterpret_cast<const uint2*>(g);
+  const float2 a = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&raw.x));
+  const float2 b = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&raw.y));
+  return make_float4(a.x, a.y, b.x, b.y);
+}
+__device__ __forceinline__ float load_grad(const float* g) { return *g; }
+__device__ __forceinline__ float load_grad(const __nv_bfloat16* g) { return __bfloat162float(*g); }
+
+__device__ __forceinline__ float& lane(float4& v, int k) {
+  return reinterpret_cast<float*>(&v)[k];  // k is a compile-time constant in unrolled loops
+}
+
+__device__ __forceinline__ float warp_sum(float x) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
+  return x;
+}
+__device__ __forceinline__ float warp_max(float x) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, o));
+  return x;
+}
+// Sum over the block (kThreads threads); the result is valid in thread 0. `scratch` holds
+// kWarps floats; the call synchronises the block (call it from every thread).
+__device__ __forceinline__ float block_sum(float x, float* scratch) {
+  x = warp_sum(x);
+  const int w = threadIdx.x / 32, l = threadIdx.x % 32;
+  __syncthreads();  // scratch may still be read by a previous call
+  if (l == 0) scratch[w] = x;
+  __syncthreads();
+  float total = 0;
+  if (threadIdx.x == 0)
+    for (int i = 0; i < kWarps; ++i) total += scratch[i];
+  return total;
+}
+
+// Blocks for a grid-stride launch of `kernel` over `work` items: enough to fill every SM at
+// the kernel's occupancy, never more than the work.
+template <typename Kernel>
+int grid_for(Kernel kernel, int64_t work, size_t smem = 0) {
+  int dev = 0, sms = 0, per_sm = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, smem));
+  const int64_t full = static_cast<int64_t>(sms) * (per_sm > 0 ? per_sm : 1);
+  return static_cast<int>(work < full ? (work > 0 ? work : 1) : full);
+}
+
+}  // namespace optim
+}  // namespace gptbench
