@@ -1,0 +1,44 @@
+#pragma once
+// Launchers of our fused softmax kernels (ops/softmax.cu). Torch-free: raw device pointers,
+// row-major (rows, cols), contiguous, softmax over the last dimension. Included by the .cu
+// file and, under GPTBENCH_WITH_CUDA, by ops/softmax.cpp.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace gptbench {
+
+enum class SoftmaxDtype { kFloat32, kBFloat16 };
+
+// How a launcher will run a problem (chosen by softmax_plan; exposed for tests and docs).
+enum class SoftmaxPath {
+  kWarpVec,       // one warp per row, the row in registers, 16-byte loads (cols <= 1024)
+  kWarpScalar,    // one warp per row, the row in registers, element loads (cols <= 1024)
+  kBlockVec,      // one block per row, the row staged in shared memory, 16-byte loads
+  kBlockScalar,   // one block per row, the row staged in shared memory, element loads
+  kBlockUncached, // one block per row, the row read twice (too long for shared memory)
+};
+
+struct SoftmaxPlan {
+  SoftmaxPath path;
+  int vec;      // elements per load (4 fp32 / 8 bf16 = 16 bytes, or 1)
+  int threads;  // threads per block
+  int64_t smem_bytes;  // dynamic shared memory per block
+};
+
+// The plan the launchers use for this problem. `backward` stages two rows (y and dy).
+// `aligned`: every pointer is 16-byte aligned. `smem_optin`: the device's opt-in shared memory
+// per block (cudaDevAttrMaxSharedMemoryPerBlockOptin).
+SoftmaxPlan softmax_plan(int64_t cols, SoftmaxDtype dtype, bool backward, bool aligned,
+                         int64_t smem_optin);
+
+// y = softmax(x) over each row; fp32 accumulation, fp32 or bf16 storage. A row of all -inf
+// gives NaN (as torch::softmax does). Throws gptbench::CudaError on a CUDA failure.
+void launch_softmax_forward(const void* x, void* y, int64_t rows, int64_t cols,
+                            SoftmaxDtype dtype, cudaStream_t stream);
+
+// dx = y * (dy - sum(y * dy)) over each row.
+void launch_softmax_backward(const void* y, const void* dy, void* dx, int64_t rows,
+                             int64_t cols, SoftmaxDtype dtype, cudaStream_t stream);
+
+}  // namespace gptbench
