@@ -1,0 +1,154 @@
+// Softmax family: softmax over the last dimension of a (rows, cols) tensor, forward and backward.
+//   impls:  naive (max, subtract, exp, sum, divide as five LibTorch ops; backward: multiply,
+//           sum, subtract, multiply), torch (at::softmax / at::_softmax_backward_data),
+//           fused (our CUDA kernels, ops/softmax.cu; needs a GPU).
+//   dtypes: fp32, bf16 (of those selected with --gptbench_dtypes); fp32 arithmetic inside.
+//   shapes: attn.<model>: GPT-2 attention scores, B·H·T rows × T cols, T in {128..1024} up to
+//           --gptbench_seq, H from each selected model, B = --gptbench_batch;
+//           vocab: B·T rows × the padded vocabulary (50,304) — the LM-head logits;
+//           sweep: cols 32..65,536 with rows·cols = 2²⁶ (a few points; every power of two with
+//           --gptbench_full=true). The CPU runs the tiny model and small sweeps.
+//   cost:   bytes = one read and one write per element forward (2·rows·cols·size), two reads
+//           and one write backward (3·rows·cols·size); %peak of the measured copy bandwidth.
+//   names:  softmax/<impl>/<dtype>/<fwd|bwd>/<shape label>/rows:R/cols:C
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "fixtures/dtype.h"
+#include "fixtures/family.h"
+#include "fixtures/options.h"
+#include "fixtures/runner.h"
+#include "fixtures/verify.h"
+#include "model/config.h"
+#include "ops/softmax.h"
+
+namespace gptbench {
+namespace {
+
+struct SoftmaxShape {
+  std::string label;  // attn.<model>, vocab, sweep
+  int64_t rows, cols;
+};
+
+// Relative Frobenius error allowed against the float64 reference.
+//   fp32: a few ulps per element (exp, one division, the fp32 row sum): ~1e-7; 2e-5 is loose.
+//   bf16 torch/fused: fp32 arithmetic, one rounding of the output to 8 significant bits
+//     (≤ 2⁻⁸ = 3.9e-3 per element, ~2e-3 in norm): 1e-2.
+//   bf16 naive: every intermediate (x − max, exp, sum, quotient) is rounded to bf16, and the
+//     rounding of x − max is amplified by exp: a few 1e-3 per step; 3e-2.
+double softmax_tolerance(const std::string& impl, const std::string& dtype) {
+  if (dtype == "fp32") return 2e-5;
+  return impl == "naive" ? 3e-2 : 1e-2;
+}
+
+// Up to 64 evenly spaced rows and the last one: every row is independent, so a sample of rows
+// checks the kernel without a float64 copy of a 3 GB tensor.
+at::Tensor sample_rows(int64_t rows) {
+  const int64_t n = std::min<int64_t>(rows, 64);
+  std::set<int64_t> picked = {rows - 1};
+  for (int64_t i = 0; i < n; ++i) picked.insert(i * (rows - 1) / std::max<int64_t>(n - 1, 1));
+  return at::tensor(std::vector<int64_t>(picked.begin(), picked.end()), at::kLong);
+}
+
+Case make_softmax_case(const std::string& impl, const std::string& dtype, bool backward,
+                       const SoftmaxShape& s, c10::Device device) {
+  const DtypeSpec spec = dtype_spec(dtype);
+  auto opts = at::TensorOptions().device(device).dtype(spec.type);
+  struct State {
+    at::Tensor x, y, dy, out;  // (rows, cols)
+  };
+  auto st = std::make_shared<State>();
+  // Fresh random inputs, spread like attention scores (std 3: a few dominant entries per row).
+  st->x = (at::randn({s.rows, s.cols}, opts.dtype(at::kFloat)) * 3).to(spec.type);
+  if (backward) {
+    st->y = at::softmax(st->x, -1);  // (rows, cols), rows sum to one
+    st->dy = at::randn({s.rows, s.cols}, opts);
+  }
+  Case c;
+  if (!backward) {
+    if (impl == "naive")
+      c.run = [st] { st->out = softmax_naive(st->x); };
+    else if (impl == "torch")
+      c.run = [st] { st->out = softmax_torch(st->x); };
+    else
+      c.run = [st] { st->out = softmax_fused(st->x); };
+  } else {
+    if (impl == "naive")
+      c.run = [st] { st->out = softmax_backward_naive(st->y, st->dy); };
+    else if (impl == "torch")
+      c.run = [st] { st->out = softmax_backward_torch(st->y, st->dy); };
+    else
+      c.run = [st] { st->out = softmax_backward_fused(st->y, st->dy); };
+  }
+  const double tol = softmax_tolerance(impl, dtype);
+  c.verify = [st, run = c.run, backward, tol, rows = s.rows]() {
+    run();
+    auto idx = sample_rows(rows).to(st->x.device());
+    at::Tensor ref;
+    if (!backward)
+      ref = softmax_reference(st->x.index_select(0, idx));
+    else
+      ref = softmax_backward_reference(st->y.index_select(0, idx), st->dy.index_select(0, idx));
+    return check_close(st->out.index_select(0, idx), ref, tol);
+  };
+  const int64_t elem = static_cast<int64_t>(at::elementSize(spec.type));
+  c.cost.bytes = backward ? 1.5 * softmax_bytes(s.rows, s.cols, elem)  // read y, dy; write dx
+                          : softmax_bytes(s.rows, s.cols, elem);
+  c.cost.peak = PeakKind::kCopy;
+  return c;
+}
+
+std::vector<SoftmaxShape> softmax_shapes(const Options& o) {
+  std::vector<SoftmaxShape> shapes;
+  const bool gpu = o.on_cuda();
+  const std::vector<int64_t> seqs = gpu ? std::vector<int64_t>{128, 256, 512, 1024}
+                                        : std::vector<int64_t>{16, 32, 64};
+  std::set<std::pair<int64_t, int64_t>> vocab_seen;
+  for (const auto& model : o.models) {
+    const GPT2Config cfg = model_config(model);
+    for (int64_t t : seqs)
+      if (t <= o.seq) shapes.push_back({"attn." + model, o.batch * cfg.n_head * t, t});
+    if (vocab_seen.insert({o.tokens(), cfg.padded_vocab()}).second)
+      shapes.push_back({"vocab", o.tokens(), cfg.padded_vocab()});
+  }
+  std::vector<int64_t> sweep;
+  if (gpu && o.full)
+    for (int64_t c = 32; c <= 65536; c *= 2) sweep.push_back(c);
+  else if (gpu)
+    sweep = {32, 1024, 8192, 65536};
+  else
+    sweep = o.full ? std::vector<int64_t>{32, 128, 1024, 4096} : std::vector<int64_t>{32, 1024};
+  const int64_t elements = gpu ? (int64_t{1} << 26) : (int64_t{1} << 15);
+  for (int64_t c : sweep) shapes.push_back({"sweep", std::max<int64_t>(1, elements / c), c});
+  return shapes;
+}
+
+}  // namespace
+
+GPTBENCH_FAMILY(softmax) {
+  const Options& o = global_options();
+  std::vector<std::string> dtypes;
+  for (const auto& d : o.dtypes)
+    if (d == "fp32" || d == "bf16") dtypes.push_back(d);
+  for (const auto& dtype : dtypes)
+    for (bool backward : {false, true})
+      for (const auto& shape : softmax_shapes(o))
+        for (const std::string impl : {"naive", "torch", "fused"}) {
+          CaseSpec spec;
+          spec.name = "softmax/" + impl + "/" + dtype + "/" + (backward ? "bwd" : "fwd") + "/" +
+                      shape.label + "/rows:" + std::to_string(shape.rows) +
+                      "/cols:" + std::to_string(shape.cols);
+          spec.needs_cuda_kernels = impl == "fused";
+          spec.make = [impl, dtype, backward, shape, device = o.resolved_device] {
+            return make_softmax_case(impl, dtype, backward, shape, device);
+          };
+          register_case(std::move(spec));
+        }
+}
+
+}  // namespace gptbench

@@ -1,0 +1,296 @@
+// Tests of ops/softmax.*: the naive and torch forms and the float64 references on the CPU, the
+// fused kernels' launch plans (host code), and the fused kernels on a GPU (skipped without one)
+// against the float64 reference on fresh random data at odd sizes.
+#include "ops/softmax.h"
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <gtest/gtest.h>
+#include <torch/cuda.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#ifdef GPTBENCH_WITH_CUDA
+#include "ops/softmax_kernels.h"
+#endif
+
+namespace gptbench {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Elementwise check |out − ref| <= bound, where bound is a tensor of per-element allowances;
+// NaN must appear in both or neither. Reports the worst element.
+void expect_within(const at::Tensor& out, const at::Tensor& ref, const at::Tensor& bound,
+                   const std::string& what) {
+  auto o = out.detach().to(at::kCPU, at::kDouble);
+  auto r = ref.detach().to(at::kCPU, at::kDouble);
+  ASSERT_EQ(o.sizes(), r.sizes()) << what;
+  ASSERT_TRUE(at::equal(o.isnan(), r.isnan())) << what << ": NaN pattern differs";
+  auto finite = r.isfinite();
+  auto excess = at::where(finite, (o - r).abs() - bound.to(at::kDouble), at::zeros_like(r));
+  const double worst = excess.max().item<double>();
+  if (worst > 0) {
+    const int64_t i = excess.flatten().argmax().item<int64_t>();
+    ADD_FAILURE() << what << ": element " << i << " = " << o.flatten()[i].item<double>()
+                  << ", reference " << r.flatten()[i].item<double>() << ", allowed error "
+                  << bound.flatten()[i].item<double>();
+  }
+}
+
+// Forward allowance: rtol·|ref| + atol.
+at::Tensor forward_bound(const at::Tensor& ref, double rtol, double atol) {
+  return ref.abs().nan_to_num(0) * rtol + atol;
+}
+
+// Backward allowance for dx = y·(dy − Σ y·dy): the output rounding (rtol·|dx|) plus the error
+// of the fp32 dot product and subtraction, both scaled by y:  y·(|dy| + Σ|y·dy|)·rtol.
+at::Tensor backward_bound(const at::Tensor& y, const at::Tensor& dy, const at::Tensor& ref,
+                          double rtol, double atol) {
+  auto yd = y.to(at::kCPU, at::kDouble), gd = dy.to(at::kCPU, at::kDouble);
+  auto scale = yd.abs() * (gd.abs() + (yd * gd).abs().sum(-1, true));
+  return (ref.abs() + scale) * rtol + atol;
+}
+
+at::Tensor random_rows(int64_t rows, int64_t cols, uint64_t seed, at::ScalarType dtype,
+                       c10::Device device, double spread = 3.0) {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  auto x = at::randn({rows, cols}, gen, at::TensorOptions().dtype(at::kFloat)) * spread;
+  return x.to(device, dtype);
+}
+
+// ---- CPU: references, naive and torch ---------------------------------------------------
+
+TEST(SoftmaxReference, RowsSumToOneAndMatchDefinition) {
+  auto x = random_rows(5, 7, 1, at::kDouble, at::kCPU);
+  auto y = softmax_reference(x);
+  EXPECT_LT((y.sum(-1) - 1).abs().max().item<double>(), 1e-15);
+  // The definition exp(x)/Σexp(x) without the shift, safe for these small values.
+  auto direct = x.exp() / x.exp().sum(-1, true);
+  EXPECT_LT((y - direct).abs().max().item<double>(), 1e-15);
+}
+
+TEST(SoftmaxReference, NonFiniteRowsLikeTorch) {
+  auto x = random_rows(4, 9, 2, at::kDouble, at::kCPU);
+  x[0].fill_(-kInf);                  // all -inf: NaN (0/0), as torch::softmax
+  x[1].slice(0, 0, 4).fill_(-kInf);   // some -inf: those entries are 0
+  x[2] += 1e4;                        // large values: shifted by the max, no overflow
+  auto y = softmax_reference(x);
+  auto t = at::softmax(x, -1);
+  EXPECT_TRUE(y[0].isnan().all().item<bool>());
+  EXPECT_TRUE(at::equal(y.isnan(), t.isnan()));
+  EXPECT_EQ(y[1].slice(0, 0, 4).abs().max().item<double>(), 0.0);
+  EXPECT_LT((y[2] - softmax_reference(x[2] - 1e4)).abs().max().item<double>(), 1e-12);
+  EXPECT_LT((y.nan_to_num(0) - t.nan_to_num(0)).abs().max().item<double>(), 1e-15);
+}
+
+// float64 autograd of at::softmax gives the same gradient as the closed form.
+TEST(SoftmaxReference, BackwardMatchesAutograd) {
+  auto x = random_rows(6, 33, 3, at::kDouble, at::kCPU).requires_grad_(true);
+  auto dy = random_rows(6, 33, 4, at::kDouble, at::kCPU);
+  auto y = at::softmax(x, -1);
+  y.backward(dy);
+  auto ref = softmax_backward_reference(y.detach(), dy);
+  EXPECT_LT((x.grad() - ref).abs().max().item<double>(), 1e-14);
+}
+
+// naive and torch on the CPU against float64, in fp32 and fp64, at odd sizes.
+// fp32 tolerance: inputs are exact in both; exp and the row sum in fp32 carry a few ulps
+// (relative 6e-8 each) plus the sum's accumulation over ≤ 50,304 terms, well inside 2e-5.
+TEST(SoftmaxCpu, NaiveAndTorchMatchReference) {
+  for (auto dtype : {at::kFloat, at::kDouble}) {
+    const double rtol = dtype == at::kFloat ? 2e-5 : 1e-12;
+    for (int64_t cols : {1, 31, 1023, 50304}) {
+      const int64_t rows = cols > 1000 ? 3 : 17;
+      auto x = random_rows(rows, cols, 10 + cols, dtype, at::kCPU);
+      auto ref = softmax_reference(x);
+      const std::string tag = std::string(c10::toString(dtype)) + " cols=" + std::to_string(cols);
+      expect_within(softmax_naive(x), ref, forward_bound(ref, rtol, 1e-30), "naive " + tag);
+      expect_within(softmax_torch(x), ref, forward_bound(ref, rtol, 1e-30), "torch " + tag);
+
+      auto y = ref.to(dtype);
+      auto dy = random_rows(rows, cols, 20 + cols, dtype, at::kCPU);
+      auto dref = softmax_backward_reference(y, dy);
+      auto bound = backward_bound(y, dy, dref, rtol, 1e-30);
+      expect_within(softmax_backward_naive(y, dy), dref, bound, "naive bwd " + tag);
+      expect_within(softmax_backward_torch(y, dy), dref, bound, "torch bwd " + tag);
+    }
+  }
+}
+
+TEST(SoftmaxCpu, NaiveHandlesNonFiniteLikeTorch) {
+  auto x = random_rows(3, 40, 5, at::kFloat, at::kCPU);
+  x[0].fill_(-kInf);
+  x[1].slice(0, 10, 30).fill_(-kInf);
+  x[2] = x[2] * 100 + 3e4;
+  auto ref = softmax_reference(x);
+  expect_within(softmax_naive(x), ref, forward_bound(ref, 2e-5, 1e-30), "naive");
+  expect_within(softmax_torch(x), ref, forward_bound(ref, 2e-5, 1e-30), "torch");
+}
+
+TEST(SoftmaxCpu, FusedNeedsCuda) {
+  auto x = random_rows(2, 8, 6, at::kFloat, at::kCPU);
+  EXPECT_THROW(softmax_fused(x), std::exception);  // CPU tensor, or no CUDA kernels built
+}
+
+#ifdef GPTBENCH_WITH_CUDA
+// ---- launch plans (host code, no GPU needed) -----------------------------------------------
+
+constexpr int64_t kH100SmemOptin = 227 * 1024;
+
+TEST(SoftmaxPlan, PathsBySize) {
+  using P = SoftmaxPath;
+  auto plan = [](int64_t cols, SoftmaxDtype dt, bool bwd = false, bool aligned = true) {
+    return softmax_plan(cols, dt, bwd, aligned, kH100SmemOptin);
+  };
+  EXPECT_EQ(plan(1024, SoftmaxDtype::kFloat32).path, P::kWarpVec);
+  EXPECT_EQ(plan(1024, SoftmaxDtype::kFloat32).vec, 4);
+  EXPECT_EQ(plan(1024, SoftmaxDtype::kBFloat16).vec, 8);
+  EXPECT_EQ(plan(1023, SoftmaxDtype::kFloat32).path, P::kWarpScalar);
+  EXPECT_EQ(plan(1, SoftmaxDtype::kBFloat16).path, P::kWarpScalar);
+  EXPECT_EQ(plan(1024, SoftmaxDtype::kFloat32, false, /*aligned=*/false).path, P::kWarpScalar);
+  EXPECT_EQ(plan(1028, SoftmaxDtype::kBFloat16).path, P::kBlockScalar);  // 1028 % 8 != 0
+  EXPECT_EQ(plan(1028, SoftmaxDtype::kFloat32).path, P::kBlockVec);
+  // Vocabulary rows: 50,304 fp32 = 196.5 KiB staged in shared memory; bf16 half that.
+  auto v32 = plan(50304, SoftmaxDtype::kFloat32);
+  EXPECT_EQ(v32.path, P::kBlockVec);
+  EXPECT_EQ(v32.smem_bytes, 50304 * 4);
+  EXPECT_EQ(v32.threads, 1024);
+  EXPECT_EQ(plan(50304, SoftmaxDtype::kBFloat16).smem_bytes, 50304 * 2);
+  // Backward stages y and dy: bf16 fits (196.5 KiB), fp32 (393 KiB) is read twice.
+  EXPECT_EQ(plan(50304, SoftmaxDtype::kBFloat16, true).path, P::kBlockVec);
+  EXPECT_EQ(plan(50304, SoftmaxDtype::kFloat32, true).path, P::kBlockUncached);
+  EXPECT_EQ(plan(65536, SoftmaxDtype::kFloat32).path, P::kBlockUncached);
+  EXPECT_EQ(plan(65536, SoftmaxDtype::kBFloat16).path, P::kBlockVec);
+  // Block sizes aim at about 8 packs per thread, 128..1024 threads.
+  EXPECT_EQ(plan(2048, SoftmaxDtype::kFloat32).threads, 128);
+  EXPECT_EQ(plan(16384, SoftmaxDtype::kFloat32).threads, 512);
+}
+#endif
+
+// ---- GPU: the fused kernels against float64 ----------------------------------------------
+
+bool have_gpu() { return torch::cuda::is_available() && softmax_fused_available(); }
+
+// fp32: exp2f is within 2 ulp, its argument (x − m)·log2e carries |x − m|·2⁻²⁴ (terms that
+// matter have |x − m| < ~30), and the row sum is accumulated serially over ≤ 64 values per
+// thread then by a tree: together < 1e-5 relative; 2e-5 leaves room.
+// bf16: the fp32 result is rounded once to 8 significant bits, relative error ≤ 2⁻⁸.
+double kernel_rtol(at::ScalarType dtype) { return dtype == at::kFloat ? 2e-5 : 0x1p-8 + 2e-5; }
+
+struct GpuSize {
+  int64_t rows, cols;
+};
+// The odd sizes (1, 31, 1023, 50304 columns) and one size per launch path: 1024 (warp,
+// vector), 1025 (block, scalar), 4096 (block, vector), 50303 (block, scalar, long), 65536
+// (fp32 forward reads the row twice), 131072 (bf16 too).
+const std::vector<GpuSize> kGpuSizes = {{37, 1},     {67, 31},    {33, 1023},  {9, 50304},
+                                        {45, 1024},  {7, 1025},   {11, 4096},  {5, 50303},
+                                        {3, 65536},  {2, 131072}, {1000, 128}, {1, 1}};
+
+TEST(SoftmaxFusedGpu, ForwardMatchesFloat64) {
+  if (!have_gpu()) GTEST_SKIP() << "needs a CUDA GPU and a build with CUDA kernels";
+  for (auto dtype : {at::kFloat, at::kBFloat16}) {
+    for (const auto& s : kGpuSizes) {
+      auto x = random_rows(s.rows, s.cols, 100 + s.cols, dtype, at::kCUDA);
+      auto ref = softmax_reference(x);
+      auto y = softmax_fused(x);
+      expect_within(y, ref, forward_bound(ref, kernel_rtol(dtype), 1e-30),
+                    std::string(c10::toString(dtype)) + " " + std::to_string(s.rows) + "x" +
+                        std::to_string(s.cols));
+    }
+  }
+}
+
+TEST(SoftmaxFusedGpu, BackwardMatchesFloat64) {
+  if (!have_gpu()) GTEST_SKIP() << "needs a CUDA GPU and a build with CUDA kernels";
+  for (auto dtype : {at::kFloat, at::kBFloat16}) {
+    for (const auto& s : kGpuSizes) {
+      auto x = random_rows(s.rows, s.cols, 200 + s.cols, at::kFloat, at::kCUDA);
+      auto y = at::softmax(x, -1).to(dtype);
+      auto dy = random_rows(s.rows, s.cols, 300 + s.cols, dtype, at::kCUDA, 1.0);
+      auto ref = softmax_backward_reference(y, dy);
+      auto dx = softmax_backward_fused(y, dy);
+      expect_within(dx, ref, backward_bound(y, dy, ref, kernel_rtol(dtype), 1e-30),
+                    std::string(c10::toString(dtype)) + " bwd " + std::to_string(s.rows) + "x" +
+                        std::to_string(s.cols));
+    }
+  }
+}
+
+// Pointers that are not 16-byte aligned take the element-by-element path.
+TEST(SoftmaxFusedGpu, MisalignedInputs) {
+  if (!have_gpu()) GTEST_SKIP() << "needs a CUDA GPU and a build with CUDA kernels";
+  for (auto dtype : {at::kFloat, at::kBFloat16}) {
+    for (int64_t cols : {256, 4096}) {
+      const int64_t rows = 6;
+      auto flat = random_rows(1, rows * cols + 1, 7 + cols, dtype, at::kCUDA).flatten();
+      auto x = flat.narrow(0, 1, rows * cols).view({rows, cols});  // data 1 element off
+      ASSERT_NE(reinterpret_cast<uintptr_t>(x.data_ptr()) % 16, 0u);
+      auto ref = softmax_reference(x);
+      expect_within(softmax_fused(x), ref, forward_bound(ref, kernel_rtol(dtype), 1e-30),
+                    "misaligned " + std::to_string(cols));
+      // Backward with y one element off and dy aligned: one misaligned pointer suffices.
+      auto g = random_rows(rows, cols, 8 + cols, dtype, at::kCUDA, 1.0);
+      auto yflat = at::empty({rows * cols + 1}, g.options());
+      auto y_off = yflat.narrow(0, 1, rows * cols).view({rows, cols}).copy_(ref);
+      auto dref = softmax_backward_reference(y_off, g);
+      expect_within(softmax_backward_fused(y_off, g), dref,
+                    backward_bound(y_off, g, dref, kernel_rtol(dtype), 1e-30),
+                    "misaligned bwd " + std::to_string(cols));
+    }
+  }
+}
+
+// Non-finite inputs as torch::softmax handles them: a row of -inf is NaN, -inf entries of a
+// finite row are 0, large values are shifted by the row maximum (no overflow), and a +inf or
+// NaN anywhere makes the row NaN. One row layout per launch path.
+TEST(SoftmaxFusedGpu, NonFiniteRows) {
+  if (!have_gpu()) GTEST_SKIP() << "needs a CUDA GPU and a build with CUDA kernels";
+  for (auto dtype : {at::kFloat, at::kBFloat16}) {
+    for (int64_t cols : {31, 1024, 4099, 50304, 65536}) {
+      auto x = random_rows(7, cols, 400 + cols, at::kFloat, at::kCPU);
+      x[0].fill_(-kInf);
+      x[1].slice(0, 0, (cols + 1) / 2).fill_(-kInf);
+      x[2] = x[2] * 30 + 1e4;
+      x[3] = x[3] * 1000;
+      x[4][cols / 3] = kInf;
+      x[5][cols - 1] = std::numeric_limits<double>::quiet_NaN();
+      auto xd = x.to(at::kCUDA, dtype);
+      auto ref = softmax_reference(xd);
+      auto y = softmax_fused(xd);
+      const std::string tag = std::string(c10::toString(dtype)) + " cols=" + std::to_string(cols);
+      expect_within(y, ref, forward_bound(ref, kernel_rtol(dtype), 1e-30), tag);
+      auto yc = y.to(at::kCPU, at::kDouble);
+      EXPECT_TRUE(yc[0].isnan().all().item<bool>()) << tag;
+      EXPECT_TRUE(yc[4].isnan().all().item<bool>()) << tag;
+      EXPECT_TRUE(yc[5].isnan().all().item<bool>()) << tag;
+      // The finite rows' -inf pattern matches LibTorch's own CUDA softmax.
+      auto t = at::softmax(xd, -1).to(at::kCPU, at::kDouble);
+      for (int r : {0, 1, 2, 3, 6})
+        EXPECT_TRUE(at::equal(yc[r].isnan(), t[r].isnan())) << tag << " row " << r;
+    }
+  }
+}
+
+// Writes every output element: a poisoned output buffer is fully overwritten.
+TEST(SoftmaxFusedGpu, OutVariantWritesEverything) {
+  if (!have_gpu()) GTEST_SKIP() << "needs a CUDA GPU and a build with CUDA kernels";
+  for (auto dtype : {at::kFloat, at::kBFloat16})
+    for (int64_t cols : {1, 33, 1024, 3000, 50304}) {
+      auto x = random_rows(13, cols, 500 + cols, dtype, at::kCUDA);
+      auto y = at::full_like(x, std::numeric_limits<float>::quiet_NaN());
+      softmax_fused_out(x, y);
+      EXPECT_FALSE(y.isnan().any().item<bool>()) << cols;
+      auto dx = at::full_like(x, std::numeric_limits<float>::quiet_NaN());
+      softmax_backward_fused_out(y, x, dx);
+      EXPECT_FALSE(dx.isnan().any().item<bool>()) << cols;
+    }
+}
+
+}  // namespace
+}  // namespace gptbench
