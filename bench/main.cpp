@@ -3,6 +3,7 @@
 #include <benchmark/benchmark.h>
 #include <torch/cuda.h>
 
+#include <chrono>
 #include <iostream>
 #include <vector>
 
@@ -30,11 +31,14 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(bm_argc, args.data())) return 2;
 
   const Options& o = global_options();
+  const auto t0 = std::chrono::steady_clock::now();
   try {
     global_peaks() = measure_peaks(o.resolved_device);
   } catch (const std::exception& e) {
     std::cerr << "gptbench: measuring peaks failed, %peak counters omitted: " << e.what() << "\n";
   }
+  const double peak_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  benchmark::AddCustomContext("peaks_measured_in_s", std::to_string(peak_s));
   for (const auto& [key, value] : run_context(o.resolved_device, global_peaks()))
     benchmark::AddCustomContext(key, value);
   std::string models;
