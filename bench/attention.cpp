@@ -1,0 +1,170 @@
+// Attention family: softmax(q·kᵀ/√d [+ causal mask])·v over an L × d grid, forward and
+// forward+backward, for every way LibTorch can compute it.
+//   impls:  naive (matmul → mask → softmax → matmul, the L×L scores materialised: memory grows
+//           as L² and runs out at long contexts — an expected, reported result), sdpa_math,
+//           sdpa_efficient, sdpa_flash, sdpa_cudnn (at::scaled_dot_product_attention with the
+//           backend forced through the global context and restored after; a backend that does
+//           not support a point — flash in fp32, cuDNN in fp32, any fused backend on the CPU — is
+//           skipped with LibTorch's reason).
+//   dtypes: fp32 (TF32 off), bf16 (of those selected with --gptbench_dtypes).
+//   grid:   B = --gptbench_batch (8 on a GPU), H = heads of each selected model (small: 12).
+//           GPU default: L ∈ {1024, 4096} × d ∈ {64, 128}, causal; --gptbench_full=true:
+//           L ∈ {128, ..., 16384} × d ∈ {16, 32, 64, 128}, causal and non-causal.
+//           CPU: L ∈ {32, 64} (≤ --gptbench_seq) × d ∈ {16, 32}.
+//   cost:   4·B·H·L²·d FLOPs forward (½ causal), backward 2.5× forward; %peak of the measured
+//           GEMM rate of the dtype (bf16, or fp32 without TF32); peak_mem_bytes of the timed
+//           region.
+//   names:  attention/<impl>/<dtype>/<causal|noncausal>/<fwd|fwd_bwd>/B:b/H:h/L:l/d:d
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "fixtures/dtype.h"
+#include "fixtures/family.h"
+#include "fixtures/options.h"
+#include "fixtures/runner.h"
+#include "fixtures/verify.h"
+#include "model/config.h"
+#include "ops/attention_ref.h"
+#include "ops/tf32_guard.h"
+
+namespace gptbench {
+namespace {
+
+struct AttnPoint {
+  std::string impl, dtype;
+  bool causal, backward;
+  int64_t b, h, l, d;
+};
+
+// Relative Frobenius error allowed against the naive attention in float64 (CPU) or fp32 with
+// TF32 off (GPU), on the first batch element's first two heads.
+//   fp32: the backends differ by summation order and blocking (~1e-6); 1e-4.
+//   bf16: inputs are exact, but P = softmax(...) is rounded to bf16 before P·V in the fused
+//     kernels and the output to 8 significant bits (unit 3.9e-3): ~5e-3 in norm; 2e-2.
+//     Gradients go through two more bf16 products and dS = P∘(dP − D), which cancels: 5e-2.
+double attention_tolerance(const std::string& dtype, bool grad) {
+  if (dtype == "fp32") return 1e-4;
+  return grad ? 5e-2 : 2e-2;
+}
+
+Case make_attention_case(const AttnPoint& p, c10::Device device) {
+  const AttnBackend backend = parse_attn_backend(p.impl);
+  const DtypeSpec spec = dtype_spec(p.dtype);
+  if (!device.is_cuda() &&
+      (backend == AttnBackend::kSdpaEfficient || backend == AttnBackend::kSdpaCudnn))
+    throw SkipCase(p.impl + " runs on CUDA only");
+  auto opts = at::TensorOptions().device(device).dtype(spec.type);
+  struct State {
+    at::Tensor q, k, v, dout, out;  // (B, H, L, d)
+  };
+  auto st = std::make_shared<State>();
+  st->q = at::randn({p.b, p.h, p.l, p.d}, opts);
+  st->k = at::randn({p.b, p.h, p.l, p.d}, opts);
+  st->v = at::randn({p.b, p.h, p.l, p.d}, opts);
+  if (p.backward) {
+    for (auto* t : {&st->q, &st->k, &st->v}) t->requires_grad_(true);
+    st->dout = at::randn({p.b, p.h, p.l, p.d}, opts);
+  }
+  const bool causal = p.causal, backward = p.backward, tf32 = spec.tf32;
+  auto run = [st, backend, causal, backward, tf32] {
+    Tf32Guard tf32_guard(tf32);
+    if (!backward) {
+      st->out = attention_forward(st->q, st->k, st->v, causal, backend);
+      return;
+    }
+    for (auto* t : {&st->q, &st->k, &st->v}) t->mutable_grad().reset();  // no accumulation
+    auto out = attention_forward(st->q, st->k, st->v, causal, backend);
+    out.backward(st->dout);
+    st->out = out.detach();
+  };
+  // An unsupported backend throws at its first call: skip with LibTorch's reason.
+  if (auto why = attention_unsupported_reason(run); !why.empty())
+    throw SkipCase("unsupported: " + why);
+
+  Case c;
+  c.run = run;
+  c.verify = [st, run, causal, backward, dtype = p.dtype, h = p.h, device] {
+    run();
+    const int64_t heads = std::min<int64_t>(h, 2);
+    auto slice = [heads](const at::Tensor& t) {  // (1, heads, L, d): heads are independent
+      return t.detach().narrow(0, 0, 1).narrow(1, 0, heads);
+    };
+    const auto ref_type = device.is_cuda() ? at::kFloat : at::kDouble;
+    auto ref_in = [&](const at::Tensor& t) {
+      return slice(t).to(ref_type).clone().requires_grad_(backward);
+    };
+    Tf32Guard no_tf32(false);
+    auto q = ref_in(st->q), k = ref_in(st->k), v = ref_in(st->v);
+    auto ref = attention_forward(q, k, v, causal, AttnBackend::kNaive);
+    std::string wrong = check_close(slice(st->out), ref, attention_tolerance(dtype, false));
+    if (!wrong.empty() || !backward) return wrong.empty() ? wrong : "output: " + wrong;
+    ref.backward(slice(st->dout).to(ref_type));
+    const char* names[] = {"dq", "dk", "dv"};
+    const at::Tensor* mine[] = {&st->q, &st->k, &st->v};
+    const at::Tensor* theirs[] = {&q, &k, &v};
+    for (int i = 0; i < 3; ++i) {
+      wrong = check_close(slice(mine[i]->grad()), theirs[i]->grad(),
+                          attention_tolerance(dtype, true));
+      if (!wrong.empty()) return std::string(names[i]) + ": " + wrong;
+    }
+    return std::string();
+  };
+  c.cost.flops = attention_flops(p.b, p.h, p.l, p.d, p.causal, false) +
+                 (p.backward ? attention_flops(p.b, p.h, p.l, p.d, p.causal, true) : 0.0);
+  c.cost.peak = p.dtype == "bf16" ? PeakKind::kGemmBf16 : PeakKind::kGemmFp32;
+  return c;
+}
+
+}  // namespace
+
+GPTBENCH_FAMILY(attention) {
+  const Options& o = global_options();
+  const bool gpu = o.on_cuda();
+  std::vector<int64_t> ls, ds;
+  std::vector<bool> masks = {true};
+  if (gpu && o.full) {
+    ls = {128, 256, 512, 1024, 2048, 4096, 8192, 16384};
+    ds = {16, 32, 64, 128};
+    masks = {true, false};
+  } else if (gpu) {
+    ls = {1024, 4096};
+    ds = {64, 128};
+  } else {
+    for (int64_t l : {16, 32, 64, 128})
+      if ((o.full || l >= 32) && l <= o.seq) ls.push_back(l);
+    ds = {16, 32};
+    if (o.full) masks = {true, false};
+  }
+  std::set<int64_t> heads;
+  for (const auto& m : o.models) heads.insert(model_config(m).n_head);
+  std::vector<std::string> dtypes;
+  for (const auto& d : o.dtypes)
+    if (d == "fp32" || d == "bf16") dtypes.push_back(d);
+
+  for (int64_t h : heads)
+    for (const auto& dtype : dtypes)
+      for (bool causal : masks)
+        for (bool backward : {false, true})
+          for (int64_t l : ls)
+            for (int64_t d : ds)
+              for (const auto& impl : attn_backend_names()) {
+                AttnPoint p{impl, dtype, causal, backward, o.batch, h, l, d};
+                CaseSpec spec;
+                spec.name = "attention/" + impl + "/" + dtype + "/" +
+                            (causal ? "causal" : "noncausal") + "/" +
+                            (backward ? "fwd_bwd" : "fwd") + "/B:" + std::to_string(o.batch) +
+                            "/H:" + std::to_string(h) + "/L:" + std::to_string(l) +
+                            "/d:" + std::to_string(d);
+                spec.make = [p, device = o.resolved_device] {
+                  return make_attention_case(p, device);
+                };
+                register_case(std::move(spec));
+              }
+}
+
+}  // namespace gptbench
