@@ -1,0 +1,402 @@
+// FlashAttention-2 backward (Dao 2023, Algorithm 2) with mma.sync m16n8k16 on tensor cores.
+//
+// Three kernels on the caller's stream (after a memset of the fp32 dQ workspace):
+//  1. dot:  D_i = Σ_c dO[i, c] · O[i, c]  (fp32, one row per kD/8 threads, 16-byte loads).
+//  2. main: one thread block per (key tile of kBlockN = 64 keys, batch·head), 4 warps; warp w
+//     owns the 16 keys w·16 .. w·16+15 of the tile and keeps their dK, dV (16 × d fp32 each) in
+//     registers for the whole pass. K and V stay in shared memory; query tiles of kBlockM = 64
+//     rows (32 for d = 128; Q, dO, lse, D) are double-buffered with cp.async. Per query tile each warp computes
+//        Sᵀ  = K_w Qᵀ                      (16 × 64, recomputed; never stored)
+//        Pᵀ  = 2^(Sᵀ·scale·log2e − lse·log2e)  (masked entries 0; P from the saved lse, FA2)
+//        dPᵀ = V_w dOᵀ
+//        dSᵀ = Pᵀ ∘ (dPᵀ − D)
+//        dV_w += Pᵀ dO,  dK_w += dSᵀ Q      (A operands straight from the C fragments)
+//     then writes dSᵀ (16-bit) to shared memory, and after a block barrier each warp computes a
+//     16-row slice of dQ_tile = dS K (64 × d over all 64 keys) and adds it into the fp32 dQ
+//     workspace with atomicAdd (float2, sm_90's vector RED). dQ is thus accumulated by atomics
+//     in fp32, as FlashAttention-2 does, rather than by a separate pass over query tiles.
+//     Causal: key tile n visits only query tiles from the one holding its first key on
+//     (flash_bwd_m_begin); blockIdx.y = n, so the heaviest tiles (n = 0) start first.
+//  3. convert: dQ = scale · workspace, to 16 bits.
+// dK is multiplied by the softmax scale when written; dV is not scaled.
+//
+// Shared memory per block: (2·64 + 4·kBlockM) rows × (d + 8) × 2 + 64 × (kBlockM + 8) × 2
+// + 16·kBlockM bytes = 28 KB (d=16), 40 KB (d=32), 64 KB (d=64), 73.5 KB (d=128, kBlockM = 32).
+#include <stdexcept>
+#include <string>
+
+#include "ops/attention/flash_common.cuh"
+#include "ops/attention/flash_kernels.h"
+#include "ops/cuda_check.h"
+
+namespace gptbench {
+namespace flash {
+namespace {
+
+template <int kD>
+struct BwdTraits {
+  static constexpr FlashTile kTile = flash_bwd_tile(kD);
+  static constexpr int kBlockM = kTile.block_m;  // queries per tile
+  static constexpr int kBlockN = kTile.block_n;  // keys per block
+  static constexpr int kWarps = kTile.warps;
+  static constexpr int kThreads = kWarps * 32;
+  static constexpr int kStride = kD + 8;        // Q, K, V, dO rows in shared memory (elements)
+  static constexpr int kSStride = kBlockM + 8;  // dSᵀ rows (elements)
+  static constexpr uint32_t kKVBytes = kBlockN * kStride * 2;
+  static constexpr uint32_t kQBytes = kBlockM * kStride * 2;
+  static constexpr uint32_t kSBytes = kBlockN * kSStride * 2;
+  static constexpr int kSmemBytes = flash_bwd_smem_bytes(kD);
+  // dQ slices: kRowTiles 16-row slices of the query tile, each split over kColSplit warps.
+  static constexpr int kRowTiles = kBlockM / 16;
+  static constexpr int kColSplit = kWarps / kRowTiles;
+  static constexpr int kCols = kD / kColSplit;           // dQ columns per warp
+  static constexpr int kChunk = kCols > 64 ? 64 : kCols;  // columns per accumulation pass
+  // Blocks per SM the register cap aims at: 3 (≤ 168 registers) where that needs no spill;
+  // d = 64 wants ~230 registers and d = 128 ~240, so 2 there (checked with -Xptxas -v).
+  static constexpr int kMinBlocks = kD <= 32 ? 3 : 2;
+  static_assert(kBlockN == kWarps * 16, "one 16-key slice per warp");
+  static_assert(kWarps % kRowTiles == 0 && kCols % 16 == 0 && kCols % kChunk == 0, "dQ split");
+  static_assert(kSmemBytes == 2 * kKVBytes + 4 * kQBytes + kSBytes + 4 * kBlockM * 4, "smem");
+  static_assert(kBlockM <= kThreads, "one thread per query row loads lse and D");
+};
+
+// D = rowsum(dO ∘ O), fp32, (B·H·L).
+template <typename T, int kD>
+__global__ void __launch_bounds__(256) flash_bwd_dot_kernel(const FlashBwdParams p) {
+  constexpr int kTPR = kD / 8;  // threads per row, 16 bytes each
+  constexpr int kRows = 256 / kTPR;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * kRows + threadIdx.x / kTPR;
+  const int part = threadIdx.x % kTPR;
+  const int64_t total = static_cast<int64_t>(p.B) * p.H * p.L;
+  float acc = 0.f;
+  if (row < total) {
+    const int l = static_cast<int>(row % p.L);
+    const int64_t bh = row / p.L;
+    const int b = static_cast<int>(bh / p.H), h = static_cast<int>(bh % p.H);
+    const T* o = static_cast<const T*>(p.o) + b * p.o_st.batch + h * p.o_st.head +
+                 l * p.o_st.row + part * 8;
+    const T* g = static_cast<const T*>(p.dout) + b * p.do_st.batch + h * p.do_st.head +
+                 l * p.do_st.row + part * 8;
+    const uint4 ov = *reinterpret_cast<const uint4*>(o);
+    const uint4 gv = *reinterpret_cast<const uint4*>(g);
+    const uint32_t oa[4] = {ov.x, ov.y, ov.z, ov.w};
+    const uint32_t ga[4] = {gv.x, gv.y, gv.z, gv.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const float2 x = Ops<T>::unpack(oa[i]), y = Ops<T>::unpack(ga[i]);
+      acc = fmaf(x.x, y.x, acc);
+      acc = fmaf(x.y, y.y, acc);
+    }
+  }
+#pragma unroll
+  for (int off = kTPR / 2; off > 0; off >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, off);
+  if (row < total && part == 0) p.dsum[row] = acc;
+}
+
+// dq = scale · dq_accum, to 16 bits; n4 = numel / 4.
+template <typename T>
+__global__ void __launch_bounds__(256) flash_bwd_convert_dq_kernel(const float* __restrict__ acc,
+                                                                   T* __restrict__ dq,
+                                                                   int64_t n4, float scale) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n4;
+       i += step) {
+    const float4 v = reinterpret_cast<const float4*>(acc)[i];
+    uint2 out;
+    out.x = Ops<T>::pack(v.x * scale, v.y * scale);
+    out.y = Ops<T>::pack(v.z * scale, v.w * scale);
+    reinterpret_cast<uint2*>(dq)[i] = out;
+  }
+}
+
+__device__ __forceinline__ void atomic_add2(float* addr, float a, float b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  atomicAdd(reinterpret_cast<float2*>(addr), make_float2(a, b));  // 8-byte aligned: even column
+#else
+  atomicAdd(addr, a);
+  atomicAdd(addr + 1, b);
+#endif
+}
+
+template <typename T, int kD>
+__global__ void __launch_bounds__(BwdTraits<kD>::kThreads, BwdTraits<kD>::kMinBlocks)
+    flash_bwd_kernel(const FlashBwdParams p) {
+  using Tr = BwdTraits<kD>;
+  constexpr int kBlockM = Tr::kBlockM, kBlockN = Tr::kBlockN, kThreads = Tr::kThreads;
+  constexpr int kStride = Tr::kStride, kSStride = Tr::kSStride;
+  constexpr int kMT = kBlockM / 8;  // n8 tiles of Sᵀ (query columns) per warp
+  constexpr int kDT = kD / 8;       // n8 tiles of dK, dV per warp
+
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  // Byte addresses: sK, sV (kBlockN, kStride); sQ, sdO 2 × (kBlockM, kStride);
+  // sdS (kBlockN, kSStride): dSᵀ; then lse and D, 2 × kBlockM floats each.
+  const uint32_t sK = smem_u32(smem_raw);
+  const uint32_t sV = sK + Tr::kKVBytes;
+  const uint32_t sQ = sV + Tr::kKVBytes;
+  const uint32_t sdO = sQ + 2 * Tr::kQBytes;
+  const uint32_t sdS = sdO + 2 * Tr::kQBytes;
+  const uint32_t sLse = sdS + Tr::kSBytes;
+  const uint32_t sD = sLse + 2 * kBlockM * 4;
+  const unsigned char* smem_lse = smem_raw + (sLse - sK);  // generic views for ordinary loads
+  const unsigned char* smem_d = smem_raw + (sD - sK);
+  unsigned char* smem_ds = smem_raw + (sdS - sK);
+
+  const int bh = blockIdx.x;
+  const int b = bh / p.H, h = bh % p.H;
+  const int n_block = blockIdx.y;
+  const int L = p.L;
+  const bool causal = p.causal;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int g = lane >> 2, t4 = lane & 3;
+  const int n0 = n_block * kBlockN;
+
+  const T* gQ = static_cast<const T*>(p.q) + b * p.q_st.batch + h * p.q_st.head;
+  const T* gK = static_cast<const T*>(p.k) + b * p.k_st.batch + h * p.k_st.head;
+  const T* gV = static_cast<const T*>(p.v) + b * p.v_st.batch + h * p.v_st.head;
+  const T* gdO = static_cast<const T*>(p.dout) + b * p.do_st.batch + h * p.do_st.head;
+  const float* g_lse = p.lse + static_cast<int64_t>(bh) * L;
+  const float* g_d = p.dsum + static_cast<int64_t>(bh) * L;
+  float* g_dq = p.dq_accum + static_cast<int64_t>(bh) * L * kD;
+  const int q_row = static_cast<int>(p.q_st.row), k_row = static_cast<int>(p.k_st.row);
+  const int v_row = static_cast<int>(p.v_st.row), do_row = static_cast<int>(p.do_st.row);
+
+  const int m_begin = flash_bwd_m_begin(n_block, causal, kBlockM, kBlockN);
+  const int m_end = flash_num_blocks(L, kBlockM);
+
+  // Query-side stage: Q, dO tiles and lse, D of query tile m into buffer buf (rows >= L zero).
+  auto load_stage = [&](int m, int buf) {
+    load_tile<kBlockM, kD, kStride, kThreads>(sQ + buf * Tr::kQBytes, gQ, q_row, m * kBlockM, L,
+                                              tid);
+    load_tile<kBlockM, kD, kStride, kThreads>(sdO + buf * Tr::kQBytes, gdO, do_row,
+                                              m * kBlockM, L, tid);
+    if (tid < kBlockM) {
+      const int r = m * kBlockM + tid;
+      const bool valid = r < L;
+      cp_async4(sLse + (buf * kBlockM + tid) * 4, g_lse + (valid ? r : 0), valid);
+      cp_async4(sD + (buf * kBlockM + tid) * 4, g_d + (valid ? r : 0), valid);
+    }
+  };
+
+  load_tile<kBlockN, kD, kStride, kThreads>(sK, gK, k_row, n0, L, tid);
+  load_tile<kBlockN, kD, kStride, kThreads>(sV, gV, v_row, n0, L, tid);
+  load_stage(m_begin, 0);
+  cp_async_commit();
+
+  // Per-lane byte offsets of ldmatrix row addresses (flash_common.cuh, "ldmatrix").
+  const uint32_t a_lane = ((warp * 16 + (lane & 15)) * kStride + (lane >> 4) * 8) * 2;  // K_w, V_w
+  const uint32_t k_a = sK + a_lane, v_a = sV + a_lane;
+  const uint32_t bn_lane = (((lane & 7) + (lane >> 4) * 8) * kStride + ((lane >> 3) & 1) * 8) * 2;
+  const uint32_t bt_lane = (((lane & 7) + ((lane >> 3) & 1) * 8) * kStride + (lane >> 4) * 8) * 2;
+  const uint32_t ds_lane = (((lane & 7) + (lane >> 4) * 8) * kSStride + ((lane >> 3) & 1) * 8) * 2;
+  // dQ slice of this warp: query rows dq_r0 .. +15 of the tile, columns dq_c0 .. + kCols - 1.
+  const int dq_r0 = (warp % Tr::kRowTiles) * 16;
+  const int dq_c0 = (warp / Tr::kRowTiles) * Tr::kCols;
+
+  const float scale_log2 = p.scale * kLog2e;
+  const int key_lo = n0 + warp * 16 + g;  // this thread's keys: key_lo and key_lo + 8
+
+  float acc_dk[kDT][4], acc_dv[kDT][4];
+#pragma unroll
+  for (int i = 0; i < kDT; ++i)
+#pragma unroll
+    for (int c = 0; c < 4; ++c) acc_dk[i][c] = acc_dv[i][c] = 0.f;
+
+  for (int m = m_begin; m < m_end; ++m) {
+    const int buf = (m - m_begin) & 1;
+    cp_async_wait<0>();
+    __syncthreads();  // stage m visible; all warps done with stage m-1's buffers and with sdS
+    if (m + 1 < m_end) {
+      load_stage(m + 1, buf ^ 1);
+      cp_async_commit();
+    }
+    const int m0 = m * kBlockM;
+    const uint32_t q_buf = sQ + buf * Tr::kQBytes;
+    const uint32_t do_buf = sdO + buf * Tr::kQBytes;
+
+    // Sᵀ = K_w Qᵀ and dPᵀ = V_w dOᵀ: (16 keys × kBlockM queries) each.
+    float st[kMT][4], dpt[kMT][4];
+#pragma unroll
+    for (int i = 0; i < kMT; ++i)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) st[i][c] = dpt[i][c] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < kD / 16; ++kk) {
+      uint32_t ak[4], av[4];
+      ldmatrix_x4(ak, k_a + kk * 16 * 2);
+      ldmatrix_x4(av, v_a + kk * 16 * 2);
+#pragma unroll
+      for (int nn = 0; nn < kBlockM / 16; ++nn) {
+        uint32_t bq[4], bo[4];
+        ldmatrix_x4(bq, q_buf + bn_lane + (nn * 16 * kStride + kk * 16) * 2);
+        ldmatrix_x4(bo, do_buf + bn_lane + (nn * 16 * kStride + kk * 16) * 2);
+        Ops<T>::mma(st[2 * nn], ak, bq[0], bq[1]);
+        Ops<T>::mma(st[2 * nn + 1], ak, bq[2], bq[3]);
+        Ops<T>::mma(dpt[2 * nn], av, bo[0], bo[1]);
+        Ops<T>::mma(dpt[2 * nn + 1], av, bo[2], bo[3]);
+      }
+    }
+
+    // Pᵀ (into st) and dSᵀ (into dpt). Element (i, c): key key_lo + (c >> 1) * 8, query
+    // m0 + i*8 + 2*t4 + (c & 1).
+    const bool need_mask = flash_tile_needs_mask(m0, n0, kBlockM, kBlockN, L, causal);
+    const float* lse_s = reinterpret_cast<const float*>(smem_lse) + buf * kBlockM;
+    const float* d_s = reinterpret_cast<const float*>(smem_d) + buf * kBlockM;
+#pragma unroll
+    for (int i = 0; i < kMT; ++i) {
+      const int ql = i * 8 + 2 * t4;
+      const float2 lse2 = *reinterpret_cast<const float2*>(lse_s + ql);
+      const float2 d2 = *reinterpret_cast<const float2*>(d_s + ql);
+      const float nl[2] = {-lse2.x * kLog2e, -lse2.y * kLog2e};
+      const float dd[2] = {d2.x, d2.y};
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        float pv = fast_exp2(fmaf(st[i][c], scale_log2, nl[c & 1]));
+        if (need_mask && flash_masked(m0 + ql + (c & 1), key_lo + (c >> 1) * 8, L, causal))
+          pv = 0.f;
+        st[i][c] = pv;
+        dpt[i][c] = pv * (dpt[i][c] - dd[c & 1]);
+      }
+    }
+
+    // dV_w += Pᵀ dO and dK_w += dSᵀ Q: A from the C fragments, B = dO / Q via ldmatrix.trans.
+#pragma unroll
+    for (int kq = 0; kq < kBlockM / 16; ++kq) {
+      uint32_t ap[4], ads[4];
+      ap[0] = Ops<T>::pack(st[2 * kq][0], st[2 * kq][1]);
+      ap[1] = Ops<T>::pack(st[2 * kq][2], st[2 * kq][3]);
+      ap[2] = Ops<T>::pack(st[2 * kq + 1][0], st[2 * kq + 1][1]);
+      ap[3] = Ops<T>::pack(st[2 * kq + 1][2], st[2 * kq + 1][3]);
+      ads[0] = Ops<T>::pack(dpt[2 * kq][0], dpt[2 * kq][1]);
+      ads[1] = Ops<T>::pack(dpt[2 * kq][2], dpt[2 * kq][3]);
+      ads[2] = Ops<T>::pack(dpt[2 * kq + 1][0], dpt[2 * kq + 1][1]);
+      ads[3] = Ops<T>::pack(dpt[2 * kq + 1][2], dpt[2 * kq + 1][3]);
+#pragma unroll
+      for (int dn = 0; dn < kD / 16; ++dn) {
+        uint32_t bo[4], bq[4];
+        ldmatrix_x4_trans(bo, do_buf + bt_lane + (kq * 16 * kStride + dn * 16) * 2);
+        ldmatrix_x4_trans(bq, q_buf + bt_lane + (kq * 16 * kStride + dn * 16) * 2);
+        Ops<T>::mma(acc_dv[2 * dn], ap, bo[0], bo[1]);
+        Ops<T>::mma(acc_dv[2 * dn + 1], ap, bo[2], bo[3]);
+        Ops<T>::mma(acc_dk[2 * dn], ads, bq[0], bq[1]);
+        Ops<T>::mma(acc_dk[2 * dn + 1], ads, bq[2], bq[3]);
+      }
+      // dSᵀ rows (keys) warp*16 + g and + 8, query columns kq*16 + {0, 8} + 2*t4, 16-bit.
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int col = kq * 16 + half * 8 + 2 * t4;
+        *reinterpret_cast<uint32_t*>(smem_ds + ((warp * 16 + g) * kSStride + col) * 2) =
+            ads[2 * half];
+        *reinterpret_cast<uint32_t*>(smem_ds + ((warp * 16 + g + 8) * kSStride + col) * 2) =
+            ads[2 * half + 1];
+      }
+    }
+    __syncthreads();  // dSᵀ of all warps visible
+
+    // dQ_tile[dq_r0 .. +15, dq_c0 ..] += dS K: A = dS via ldmatrix.trans of dSᵀ, B = K via
+    // ldmatrix.trans; unscaled (the convert kernel multiplies by scale).
+#pragma unroll
+    for (int ch = 0; ch < Tr::kCols / Tr::kChunk; ++ch) {
+      constexpr int kCT = Tr::kChunk / 8;
+      const int c0 = dq_c0 + ch * Tr::kChunk;
+      float acc[kCT][4];
+#pragma unroll
+      for (int i = 0; i < kCT; ++i)
+#pragma unroll
+        for (int c = 0; c < 4; ++c) acc[i][c] = 0.f;
+#pragma unroll
+      for (int kc = 0; kc < kBlockN / 16; ++kc) {
+        uint32_t a[4];
+        ldmatrix_x4_trans(a, sdS + ds_lane + (kc * 16 * kSStride + dq_r0) * 2);
+#pragma unroll
+        for (int dn = 0; dn < Tr::kChunk / 16; ++dn) {
+          uint32_t bk[4];
+          ldmatrix_x4_trans(bk, sK + bt_lane + (kc * 16 * kStride + c0 + dn * 16) * 2);
+          Ops<T>::mma(acc[2 * dn], a, bk[0], bk[1]);
+          Ops<T>::mma(acc[2 * dn + 1], a, bk[2], bk[3]);
+        }
+      }
+      const int q_lo = m0 + dq_r0 + g;
+#pragma unroll
+      for (int i = 0; i < kCT; ++i) {
+        const int col = c0 + i * 8 + 2 * t4;
+        if (q_lo < L) atomic_add2(g_dq + q_lo * kD + col, acc[i][0], acc[i][1]);
+        if (q_lo + 8 < L) atomic_add2(g_dq + (q_lo + 8) * kD + col, acc[i][2], acc[i][3]);
+      }
+    }
+  }
+
+  // dK (scaled) and dV of keys key_lo, key_lo + 8 (< L), contiguous (B, H, L, d) outputs.
+  T* gdK = static_cast<T*>(p.dk) + static_cast<int64_t>(bh) * L * kD;
+  T* gdV = static_cast<T*>(p.dv) + static_cast<int64_t>(bh) * L * kD;
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int key = key_lo + half * 8;
+    if (key >= L) continue;
+#pragma unroll
+    for (int i = 0; i < kDT; ++i) {
+      const int64_t off = static_cast<int64_t>(key) * kD + i * 8 + 2 * t4;
+      *reinterpret_cast<uint32_t*>(gdK + off) =
+          Ops<T>::pack(acc_dk[i][2 * half] * p.scale, acc_dk[i][2 * half + 1] * p.scale);
+      *reinterpret_cast<uint32_t*>(gdV + off) =
+          Ops<T>::pack(acc_dv[i][2 * half], acc_dv[i][2 * half + 1]);
+    }
+  }
+}
+
+template <typename T, int kD>
+void launch(const FlashBwdParams& p, cudaStream_t stream) {
+  using Tr = BwdTraits<kD>;
+  const int64_t rows = static_cast<int64_t>(p.B) * p.H * p.L;
+  CUDA_CHECK(cudaMemsetAsync(p.dq_accum, 0, rows * kD * sizeof(float), stream));
+
+  constexpr int kRowsPerBlock = 256 / (kD / 8);
+  flash_bwd_dot_kernel<T, kD>
+      <<<static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock), 256, 0, stream>>>(p);
+  CUDA_CHECK_LAUNCH();
+
+  auto kernel = flash_bwd_kernel<T, kD>;
+  if (Tr::kSmemBytes > 48 * 1024)
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    Tr::kSmemBytes));
+  const dim3 grid(p.B * p.H, flash_num_blocks(p.L, Tr::kBlockN));
+  kernel<<<grid, Tr::kThreads, Tr::kSmemBytes, stream>>>(p);
+  CUDA_CHECK_LAUNCH();
+
+  const int64_t n4 = rows * kD / 4;
+  const int64_t blocks = (n4 + 255) / 256;
+  flash_bwd_convert_dq_kernel<T><<<static_cast<unsigned>(blocks < 65536 ? blocks : 65536), 256,
+                                   0, stream>>>(p.dq_accum, static_cast<T*>(p.dq), n4, p.scale);
+  CUDA_CHECK_LAUNCH();
+}
+
+template <typename T>
+void dispatch_d(const FlashBwdParams& p, cudaStream_t stream) {
+  switch (p.d) {
+    case 16: return launch<T, 16>(p, stream);
+    case 32: return launch<T, 32>(p, stream);
+    case 64: return launch<T, 64>(p, stream);
+    case 128: return launch<T, 128>(p, stream);
+    default:
+      throw std::invalid_argument("flash attention: head dim " + std::to_string(p.d) +
+                                  " unsupported (16, 32, 64, 128)");
+  }
+}
+
+}  // namespace
+}  // namespace flash
+
+void launch_flash_backward(const FlashBwdParams& p, cudaStream_t stream) {
+  if (p.B <= 0 || p.H <= 0 || p.L <= 0) return;
+  if (flash_num_blocks(p.L, flash_bwd_tile(p.d).block_n) > 65535 ||
+      static_cast<int64_t>(p.B) * p.H > 0x7fffffff)
+    throw std::invalid_argument("flash attention: problem too large for the grid");
+  const int64_t rows = static_cast<int64_t>(p.B) * p.H * p.L;
+  if ((rows * 8 + 255) / 256 > 0x7fffffff)
+    throw std::invalid_argument("flash attention: problem too large for the grid");
+  if (p.dtype == FlashDtype::kBFloat16)
+    flash::dispatch_d<__nv_bfloat16>(p, stream);
+  else
+    flash::dispatch_d<__half>(p, stream);
+}
+
+}  // namespace gptbench

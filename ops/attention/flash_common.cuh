@@ -1,0 +1,177 @@
+#pragma once
+// Device helpers shared by flash_fwd.cu and flash_bwd.cu: cp.async tile loads, ldmatrix, the
+// m16n8k16 tensor-core MMA, and 16-bit packing. CUDA only (no LibTorch).
+//
+// ---- Fragment layouts (PTX ISA, "Matrix Fragments for mma.m16n8k16" with .bf16/.f16) --------
+// lane = threadIdx.x % 32, g = lane >> 2 ("groupID", 0..7), t = lane & 3 ("threadID_in_group").
+// Each .b32 register holds two 16-bit elements; the LOWER half holds the element of the smaller
+// column (k) index.
+//   A (16x16, row-major, M x K), 4 regs:
+//     a0 = A[g    ][2t, 2t+1]     a1 = A[g + 8][2t, 2t+1]
+//     a2 = A[g    ][2t+8, 2t+9]   a3 = A[g + 8][2t+8, 2t+9]
+//   B (16x8, K x N, "col" operand), 2 regs:
+//     b0 = B[2t, 2t+1][g]         b1 = B[2t+8, 2t+9][g]
+//   C/D (16x8 fp32), 4 regs:
+//     c0, c1 = C[g][2t, 2t+1]     c2, c3 = C[g + 8][2t, 2t+1]
+// Consequence used for P·V (and Pᵀ·dO, dSᵀ·Q): the C fragments of two adjacent n8 tiles 2j and
+// 2j+1 of a 16-row strip form, packed to 16 bits, the A fragment of k-chunk j:
+//     a0 = pack(C[2j].c0, c1), a1 = pack(C[2j].c2, c3), a2 = pack(C[2j+1].c0, c1),
+//     a3 = pack(C[2j+1].c2, c3).
+//
+// ---- ldmatrix.m8n8.x4.b16 ------------------------------------------------------------------
+// Loads four 8x8 16-bit matrices; lanes 8i..8i+7 give the shared addresses of rows 0..7 of
+// matrix i (16 contiguous bytes each); destination register ri receives matrix i.
+//   without .trans: lane gets M_i[g][2t, 2t+1];
+//   with .trans:    lane gets M_i[2t][g] (low half) and M_i[2t+1][g] (high half).
+// So, for a row-major tile X[r][c] in shared memory:
+//   - A fragment of X rows r0..r0+15, cols c0..c0+15: no .trans, lane address
+//       X[r0 + (lane & 15)][c0 + (lane >> 4) * 8]                       (regs = a0, a1, a2, a3)
+//   - B fragments where B[k][n] = X[n][k] (X holds B's columns as rows: K in Q·Kᵀ), for the
+//     two n8 tiles n0, n0+8 and k-chunk c0..c0+15: no .trans, lane address
+//       X[n0 + (lane & 7) + (lane >> 4) * 8][c0 + ((lane >> 3) & 1) * 8]
+//     giving regs {b0, b1} of tile n0 and {b0, b1} of tile n0+8;
+//   - B fragments where B[k][n] = X[k][n] (X holds B row-major: V in P·V), for k-chunk
+//     r0..r0+15 and the two n8 tiles c0, c0+8: .trans, lane address
+//       X[r0 + (lane & 7) + ((lane >> 3) & 1) * 8][c0 + (lane >> 4) * 8]
+//     giving regs {b0, b1} of tile c0 and {b0, b1} of tile c0+8;
+//   - A fragment of Xᵀ (A[m][k] = X[k][m]) for rows m0..m0+15 of A and k-chunk k0..k0+15:
+//     .trans, lane address
+//       X[k0 + (lane & 7) + (lane >> 4) * 8][m0 + ((lane >> 3) & 1) * 8]   (regs = a0..a3).
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace gptbench {
+namespace flash {
+
+// 16-byte global -> shared copy, bypassing L1; src_bytes = 0 zero-fills the 16 bytes (the
+// source address must still be a valid one).
+__device__ __forceinline__ uint32_t smem_u32(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// `s` is a shared-space byte address (smem_u32).
+__device__ __forceinline__ void cp_async16(uint32_t s, const void* gmem, bool valid) {
+  const int src_bytes = valid ? 16 : 0;
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem),
+               "r"(src_bytes)
+               : "memory");
+}
+
+// 4-byte global -> shared copy (zero-fills when !valid).
+__device__ __forceinline__ void cp_async4(uint32_t s, const void* gmem, bool valid) {
+  const int src_bytes = valid ? 4 : 0;
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gmem),
+               "r"(src_bytes)
+               : "memory");
+}
+
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+// Waits until at most N committed groups of this thread are still in flight.
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+// `a` is a shared-space byte address (smem_u32).
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t a) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
+}
+
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t a) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
+}
+
+// Per-dtype MMA and packing.
+template <typename T>
+struct Ops;
+
+template <>
+struct Ops<__nv_bfloat16> {
+  // c += a · b on a 16x8x16 tile, fp32 accumulation.
+  static __device__ __forceinline__ void mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
+                                             uint32_t b1) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
+        "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+  // lo goes to the low 16 bits (the smaller column index).
+  static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
+    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<uint32_t*>(&v);
+  }
+  static __device__ __forceinline__ float2 unpack(uint32_t x) {
+    __nv_bfloat162 v = *reinterpret_cast<__nv_bfloat162*>(&x);
+    return __bfloat1622float2(v);
+  }
+};
+
+template <>
+struct Ops<__half> {
+  static __device__ __forceinline__ void mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
+                                             uint32_t b1) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
+        "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+  static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
+    __half2 v = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<uint32_t*>(&v);
+  }
+  static __device__ __forceinline__ float2 unpack(uint32_t x) {
+    __half2 v = *reinterpret_cast<__half2*>(&x);
+    return __half22float2(v);
+  }
+};
+
+// 2^x with the hardware approximation (relative error ~2^-22); 2^-inf = +0.
+__device__ __forceinline__ float fast_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
+constexpr float kLog2e = 1.4426950408889634f;
+
+// Loads rows row0 .. row0+kRows-1 (all kD columns) of a (L, kD) matrix with row stride
+// `row_stride` (elements) into shared memory (byte address `smem`) with row stride kStride
+// elements; rows >= L are zero-filled.
+// The launcher guarantees (L - 1) * row_stride + kD < 2^31, so offsets fit in 32 bits.
+template <int kRows, int kD, int kStride, int kThreads, typename T>
+__device__ __forceinline__ void load_tile(uint32_t smem, const T* gmem, int row_stride,
+                                          int row0, int L, int tid) {
+  constexpr int kChunks = kD / 8;  // 16-byte chunks per row
+  static_assert(kThreads % kChunks == 0, "a thread keeps its column");
+  constexpr int kRowsPerIter = kThreads / kChunks;
+  constexpr int kIters = (kRows + kRowsPerIter - 1) / kRowsPerIter;
+  // Thread tid copies column chunk tid % kChunks of rows tid / kChunks + it * kRowsPerIter.
+  const int r_t = tid / kChunks;
+  const int col = (tid % kChunks) * 8;
+  const int src_t = (row0 + r_t) * row_stride + col;
+  const uint32_t dst_t = smem + (r_t * kStride + col) * 2;
+#pragma unroll
+  for (int it = 0; it < kIters; ++it) {
+    const int r = r_t + it * kRowsPerIter;
+    if (kRows % kRowsPerIter == 0 || r < kRows) {
+      const bool valid = row0 + r < L;
+      cp_async16(dst_t + it * kRowsPerIter * kStride * 2,
+                 gmem + (valid ? src_t + it * kRowsPerIter * row_stride : 0), valid);
+    }
+  }
+}
+
+}  // namespace flash
+}  // namespace gptbench

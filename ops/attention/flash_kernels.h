@@ -1,0 +1,68 @@
+#pragma once
+// Launchers of our FlashAttention-2-style kernels (ops/attention/flash_fwd.cu, flash_bwd.cu).
+// Torch-free: raw device pointers, (B, H, L, d) tensors whose last dimension is contiguous and
+// whose batch / head / row strides are given in elements. Included by the .cu files and, under
+// GPTBENCH_WITH_CUDA, by ops/attention/flash.cpp. Tile sizes and loop bounds: flash_tiles.h.
+//
+// Requirements the launchers rely on (flash.cpp checks them or makes a contiguous copy):
+//   - d in {16, 32, 64, 128}; B, H, L >= 1; L < 2^31 / 64 rows per grid column (see launchers);
+//   - every input pointer 16-byte aligned and every stride a multiple of 8 elements (16 bytes),
+//     last-dimension stride 1;
+//   - outputs (o, dq, dk, dv) contiguous (B, H, L, d); lse, and the workspaces, contiguous.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "ops/attention/flash_tiles.h"
+
+namespace gptbench {
+
+enum class FlashDtype { kBFloat16, kFloat16 };
+
+// Strides of a (B, H, L, d) tensor in elements; the last dimension has stride 1.
+struct FlashStrides {
+  int64_t batch, head, row;
+};
+
+struct FlashFwdParams {
+  const void* q;  // (B, H, L, d), strides q_st
+  const void* k;  // (B, H, L, d), strides k_st
+  const void* v;  // (B, H, L, d), strides v_st
+  void* o;        // (B, H, L, d) contiguous, same dtype
+  float* lse;     // (B, H, L) contiguous: log Σ_j exp(scale · q·k_j) over the unmasked j
+  FlashStrides q_st, k_st, v_st;
+  int B, H, L, d;
+  bool causal;
+  float scale;  // softmax scale, usually 1/sqrt(d)
+  FlashDtype dtype;
+};
+
+struct FlashBwdParams {
+  const void* q;     // (B, H, L, d), strides q_st
+  const void* k;     // (B, H, L, d), strides k_st
+  const void* v;     // (B, H, L, d), strides v_st
+  const void* o;     // (B, H, L, d), strides o_st (the forward output)
+  const void* dout;  // (B, H, L, d), strides do_st
+  const float* lse;  // (B, H, L) contiguous (the forward's)
+  void* dq;          // (B, H, L, d) contiguous, same dtype
+  void* dk;          // (B, H, L, d) contiguous
+  void* dv;          // (B, H, L, d) contiguous
+  float* dq_accum;   // workspace (B, H, L, d) fp32; the launcher zeroes it
+  float* dsum;       // workspace (B, H, L) fp32: D = rowsum(dO ∘ O)
+  FlashStrides q_st, k_st, v_st, o_st, do_st;
+  int B, H, L, d;
+  bool causal;
+  float scale;
+  FlashDtype dtype;
+};
+
+// o = softmax(scale · q kᵀ (+ causal mask)) v and its logsumexp, on `stream`.
+// Throws gptbench::CudaError on a CUDA failure, std::invalid_argument on unsupported d or L.
+void launch_flash_forward(const FlashFwdParams& p, cudaStream_t stream);
+
+// dq, dk, dv from dout, recomputing the probabilities from lse (three kernels: D = rowsum(dO∘O),
+// the main pass over key blocks with dQ accumulated by fp32 atomics into dq_accum, and the
+// conversion of dq_accum to dq).
+void launch_flash_backward(const FlashBwdParams& p, cudaStream_t stream);
+
+}  // namespace gptbench
