@@ -1,0 +1,113 @@
+#include "cli.h"
+
+#include <CLI/CLI.hpp>
+
+namespace gptbench::runner {
+namespace {
+
+bool starts_with(const std::string& s, const std::string& prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
+
+// "--benchmark_out=x" -> ("--benchmark_out", "x"); no '=' -> (flag, "")
+std::pair<std::string, std::string> split_flag(const std::string& a) {
+  const size_t eq = a.find('=');
+  if (eq == std::string::npos) return {a, ""};
+  return {a.substr(0, eq), a.substr(eq + 1)};
+}
+
+bool is_true(const std::string& v) { return v.empty() || v == "true" || v == "1" || v == "yes"; }
+
+}  // namespace
+
+CliResult parse_cli(const std::vector<std::string>& args, const std::string& default_binary) {
+  CliResult r;
+  RunConfig& c = r.config;
+  c.binary = default_binary;
+  std::vector<std::string> own;     // for CLI11, in order, without argv[0]
+  std::string bench_out, out_format;
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (!starts_with(a, "--gptbench_") && !starts_with(a, "--benchmark_")) {
+      own.push_back(a);
+      continue;
+    }
+    const auto [flag, value] = split_flag(a);
+    if (flag == "--benchmark_filter") {
+      c.filter = value;
+    } else if (flag == "--benchmark_out") {
+      bench_out = value;
+    } else if (flag == "--benchmark_out_format") {
+      out_format = value;
+    } else if (flag == "--benchmark_list_tests") {
+      r.list_only = is_true(value);
+      if (!r.list_only) continue;
+    } else if (flag == "--benchmark_enable_random_interleaving") {
+      if (is_true(value)) {
+        r.error = "--benchmark_enable_random_interleaving is not supported by gptbench-run "
+                  "(a crash could not be attributed to one benchmark); run gptbench directly";
+        return r;
+      }
+      c.pass_flags.push_back(a);
+    } else {
+      c.pass_flags.push_back(a);
+    }
+  }
+  CLI::App app("gptbench-run: runs gptbench family by family in separate processes and merges "
+               "their JSON into one file; a crash costs one family, not the run.\n"
+               "Every --gptbench_* and --benchmark_* flag is passed to gptbench.",
+               "gptbench-run");
+  std::string progress = "auto";
+  app.add_option("-o,--out", c.out, "merged Google Benchmark JSON (or --benchmark_out=PATH)");
+  app.add_option("--binary", c.binary, "the benchmark binary")->capture_default_str();
+  app.add_option("--progress", progress, "progress line on stderr: auto (when a terminal), always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->capture_default_str();
+  app.add_option("--max-restarts", c.max_restarts,
+                 "abandon a family after this many benchmark processes in a row die before "
+                 "finishing a benchmark")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--benchmark-timeout", c.benchmark_timeout_s,
+                 "kill a benchmark process after this many seconds without a result (0: never)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_flag("--keep-parts", c.keep_parts, "keep each benchmark process's own JSON (<out>.parts-*/)");
+  bool quiet = false;
+  app.add_flag("--quiet-children", quiet, "do not forward the benchmark processes' console output");
+  std::vector<std::string> reversed(own.rbegin(), own.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    r.help = app.help();
+    return r;
+  } catch (const CLI::ParseError& e) {
+    r.error = e.what();
+    return r;
+  }
+  c.forward_output = !quiet;
+  c.progress = progress == "always" ? ProgressMode::kAlways
+               : progress == "never" ? ProgressMode::kNever
+                                     : ProgressMode::kAuto;
+  if (r.list_only) return r;
+  if (!out_format.empty() && out_format != "json") {
+    r.error = "--benchmark_out_format=" + out_format + ": gptbench-run writes JSON only";
+    return r;
+  }
+  if (!bench_out.empty() && !c.out.empty() && bench_out != c.out) {
+    r.error = "both --out and --benchmark_out given; use one";
+    return r;
+  }
+  if (c.out.empty()) c.out = bench_out;
+  if (c.out.empty()) {
+    r.error = "no output file: give --out PATH (or --benchmark_out=PATH)";
+    return r;
+  }
+  if (c.binary.empty()) {
+    r.error = "--binary is empty";
+    return r;
+  }
+  return r;
+}
+
+}  // namespace gptbench::runner
