@@ -74,9 +74,9 @@ at::Tensor kernel_layout(const at::Tensor& t) {
   const int64_t L = t.size(2), d = t.size(3);
   auto fits = [&](const at::Tensor& x) {
     return x.stride(3) == 1 && x.stride(0) % 8 == 0 && x.stride(1) % 8 == 0 &&
-           x.stride(2) % 8 == 0 && x.stride(2) >= 0 &&
+           x.stride(2) % 8 == 0 &&
            reinterpret_cast<uintptr_t>(x.data_ptr()) % 16 == 0 &&
-           (L + 256) * x.stride(2) + d < (int64_t{1} << 31);  // 32-bit row offsets
+           flash_row_offsets_fit(L, x.stride(2), d);  // the kernels' 32-bit row offsets
   };
   if (fits(t)) return t;
   at::Tensor c = t.clone(at::MemoryFormat::Contiguous);

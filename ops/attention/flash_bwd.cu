@@ -22,6 +22,7 @@
 //
 // Shared memory per block: (2·64 + 4·kBlockM) rows × (d + 8) × 2 + 64 × (kBlockM + 8) × 2
 // + 16·kBlockM bytes = 28 KB (d=16), 40 KB (d=32), 64 KB (d=64), 73.5 KB (d=128, kBlockM = 32).
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 
@@ -393,6 +394,9 @@ void launch_flash_backward(const FlashBwdParams& p, cudaStream_t stream) {
   const int64_t rows = static_cast<int64_t>(p.B) * p.H * p.L;
   if ((rows * 8 + 255) / 256 > 0x7fffffff)
     throw std::invalid_argument("flash attention: problem too large for the grid");
+  for (int64_t row : {p.q_st.row, p.k_st.row, p.v_st.row, p.do_st.row})
+    if (!flash_row_offsets_fit(p.L, row, p.d))
+      throw std::invalid_argument("flash attention: row strides too large for 32-bit offsets");
   if (p.dtype == FlashDtype::kBFloat16)
     flash::dispatch_d<__nv_bfloat16>(p, stream);
   else

@@ -268,6 +268,9 @@ void launch_flash_forward(const FlashFwdParams& p, cudaStream_t stream) {
   if (flash_num_blocks(p.L, flash_fwd_tile(p.d).block_m) > 65535 ||
       static_cast<int64_t>(p.B) * p.H > 0x7fffffff)
     throw std::invalid_argument("flash attention: problem too large for the grid");
+  if (!flash_row_offsets_fit(p.L, p.q_st.row, p.d) || !flash_row_offsets_fit(p.L, p.k_st.row, p.d) ||
+      !flash_row_offsets_fit(p.L, p.v_st.row, p.d))
+    throw std::invalid_argument("flash attention: row strides too large for 32-bit offsets");
   if (p.dtype == FlashDtype::kBFloat16)
     flash::dispatch_d<__nv_bfloat16>(p, stream);
   else

@@ -56,6 +56,12 @@ struct FlashBwdParams {
   FlashDtype dtype;
 };
 
+// Whether the kernels' 32-bit row offsets cover a tensor with this row stride: rows up to L
+// plus a tile of padding, times the stride, plus d, below 2^31.
+inline bool flash_row_offsets_fit(int64_t L, int64_t row_stride, int64_t d) {
+  return row_stride >= 0 && (L + 256) * row_stride + d < (int64_t{1} << 31);
+}
+
 // o = softmax(scale · q kᵀ (+ causal mask)) v and its logsumexp, on `stream`.
 // Throws gptbench::CudaError on a CUDA failure, std::invalid_argument on unsupported d or L.
 void launch_flash_forward(const FlashFwdParams& p, cudaStream_t stream);
