@@ -101,7 +101,8 @@ torch::Tensor GPT2Impl::forward(const torch::Tensor& idx) {
   TORCH_CHECK(T <= cfg.n_ctx, "sequence length ", T, " exceeds the context ", cfg.n_ctx);
   auto pos = at::arange(T, idx.options().dtype(at::kLong));
   auto x = wte->forward(idx) + wpe->forward(pos);  // (B, T, C)
-  for (auto& b : blocks) x = b->forward(x);
+  for (size_t i = 0; i < blocks.size(); ++i)
+    x = block_forward(*blocks[i], x, static_cast<int64_t>(i), checkpointing);
   x = ln_f->forward(x);
   return at::matmul(x, wte->weight.t());  // tied LM head: (B, T, V)
 }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "model/checkpoint.h"
 #include "model/config.h"
 
 namespace gptbench {
@@ -65,6 +66,7 @@ struct GPT2Impl : torch::nn::Module {
   void set_attn_impl(AttnImpl impl);
 
   GPT2Config cfg;
+  CheckpointPolicy checkpointing;  // activation recomputation of the blocks (model/checkpoint.h)
   torch::nn::Embedding wte{nullptr}, wpe{nullptr};
   torch::nn::ModuleList h{nullptr};
   std::vector<Block> blocks;  // the entries of h, typed

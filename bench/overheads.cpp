@@ -1,0 +1,95 @@
+// Overhead studies: what a training loop loses outside the model's kernels
+// (fixtures/train_overheads.h), after the profiles of the seed studies.
+//   data_loader  the training step of bench/train_step.cpp fed by 0, 1 or 2 loader threads,
+//                each batch costing 1.5× the measured step of host work (a tokeniser/collator
+//                stand-in): stall_ms (the step's wait for data), stall_pct, tokens/s.
+//                names: overheads/data_loader/<size>/<precision>/B:<b>/T:<t>/prep:1.5x/workers:<n>
+//   h2d          one host-to-device copy of a B×T int64 token batch and of 64 MiB, from pinned
+//                (non-blocking) or pageable memory; bytes/s.
+//                names: overheads/h2d/<pinned|pageable>/bytes:<n>
+//   sync         10 steps back to back, one synchronisation at the end, with or without reading
+//                the loss on the host (.item()) after every step; step_ms, tokens/s (host clock).
+//                names: overheads/sync/<item|none>/<size>/<precision>/B:<b>/T:<t>/steps:10
+//   launch       1000 tiny in-place additions (1024 floats) launched one by one, or replayed
+//                from a CUDA graph; us_per_kernel (host clock, launch and execution).
+//                names: overheads/launch/<eager|graph>/kernels:1000/numel:1024
+// Default: the first --gptbench_models size at B×T of the options (and B:1 for sync), bf16 on
+// a GPU, fp32 on the CPU. --gptbench_full=true adds 4 loader workers and prep 0.5×.
+#include <algorithm>
+#include <sstream>
+
+#include "fixtures/family.h"
+#include "fixtures/options.h"
+#include "fixtures/runner.h"
+#include "fixtures/train_overheads.h"
+
+namespace gptbench {
+
+GPTBENCH_FAMILY(overheads) {
+  const Options& o = global_options();
+  const c10::Device device = o.resolved_device;
+  TrainConfig base;
+  base.model = model_config(o.models.front());
+  base.precision = o.on_cuda() ? Precision::kBf16 : Precision::kFp32;
+  base.batch = o.batch;
+  base.seq = o.seq;
+  base.optimizer = "torch_fused";
+  auto shape = [](const TrainConfig& c) {
+    std::ostringstream s;
+    s << c.model.name << "/" << precision_name(c.precision) << "/B:" << c.batch << "/T:" << c.seq;
+    return s.str();
+  };
+  auto add = [](std::string name, std::function<Case()> make) {
+    CaseSpec spec;
+    spec.name = std::move(name);
+    spec.unit = benchmark::kMillisecond;
+    spec.make = std::move(make);
+    register_case(std::move(spec));
+  };
+
+  std::vector<int> workers = {0, 1, 2};
+  std::vector<double> preps = {1.5};
+  if (o.full) {
+    workers.push_back(4);
+    preps.push_back(0.5);
+  }
+  for (double prep : preps)
+    for (int w : workers) {
+      DataLoaderCase dl{base, w, prep};
+      std::ostringstream name;
+      name << "overheads/data_loader/" << shape(base) << "/prep:" << prep << "x/workers:" << w;
+      add(name.str(), [dl, device] { return make_data_loader_case(dl, device); });
+    }
+
+  for (int64_t bytes : {o.batch * o.seq * int64_t{8}, int64_t{64} << 20})
+    for (bool pinned : {true, false}) {
+      CaseSpec spec;
+      spec.name = std::string("overheads/h2d/") + (pinned ? "pinned" : "pageable") +
+                  "/bytes:" + std::to_string(bytes);
+      spec.make = [pinned, bytes, device] { return make_h2d_case(pinned, bytes, device); };
+      register_case(std::move(spec));
+    }
+
+  std::vector<TrainConfig> sync_cfgs = {base};
+  if (o.on_cuda() && o.batch != 1) {
+    TrainConfig one = base;
+    one.batch = 1;
+    sync_cfgs.push_back(one);
+  }
+  for (const auto& cfg : sync_cfgs)
+    for (bool item : {false, true}) {
+      SyncCase sc{cfg, item, 10};
+      add("overheads/sync/" + std::string(item ? "item" : "none") + "/" + shape(cfg) + "/steps:10",
+          [sc, device] { return make_sync_case(sc, device); });
+    }
+
+  for (bool graph : {false, true}) {
+    CaseSpec spec;
+    spec.name = std::string("overheads/launch/") + (graph ? "graph" : "eager") +
+                "/kernels:1000/numel:1024";
+    spec.make = [graph, device] { return make_launch_case(graph, 1000, 1024, device); };
+    register_case(std::move(spec));
+  }
+}
+
+}  // namespace gptbench

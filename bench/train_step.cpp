@@ -1,0 +1,110 @@
+// Training-step family: one whole GPT-2 training step on a model of its own — a synthetic batch
+// drawn on the CPU, host-to-device copy, forward, fp32 cross-entropy, backward, optimizer step,
+// gradients cleared, synchronisation — with CUDA events between the phases
+// (fixtures/train_step.h), so the phase counters add up to the step.
+//   precisions: fp32 (TF32 off), tf32, bf16 (autocast over fp32 weights, as PyTorch's AMP)
+//   optimizers: torch (torch::optim::AdamW), torch_fused (at::_fused_adamw_), and ours from
+//               ops/optim/ (adamw, adam8bit, lion) where present (fixtures/train_optim.h)
+//   modes:      eager, graph (forward+backward+optimizer captured once in a CUDA graph, then
+//               replayed: the C++ counterpart of torch.compile(mode="reduce-overhead"))
+//   cost:       model FLOPs per step = (6·N + 6·n_layer·T·d_model) · B·T·accum; %peak and
+//               mfu_pct divide by the measured bf16 GEMM rate whatever the precision (MFU).
+//   counters:   tokens/s, step_ms, <phase>_ms, step_cv, step_p99_over_p50, mfu_pct,
+//               peak_mem_bytes, step1_ms … step6_ms (warm-up study), warmup_first_over_steady,
+//               graph mode: eager_step_ms, graph_warmup_ms, capture_ms, first_replay_ms,
+//               graph_overhead_ms, graph_speedup, break_even_steps.
+//   names:      model/train_step/<size>/<precision>/B:<b>/T:<t>/opt:<opt>/attn:<impl>/
+//               accum:<k>/mode:<eager|graph>
+// Default: each --gptbench_models size at B×T of the options; bf16 with torch_fused, torch and
+// ours, eager and graph; the other selected precisions with torch_fused; 2·B in bf16.
+// --gptbench_full=true adds the batch sweep 1…64 (eager and graph; out of memory is a skipped
+// point), every optimizer in both modes, naive attention, and gradient accumulation 2, 4, 8.
+// On the CPU: fp32 only, eager, a few optimizers and accum:2 on the tiny model.
+#include <algorithm>
+#include <set>
+
+#include "fixtures/family.h"
+#include "fixtures/options.h"
+#include "fixtures/runner.h"
+#include "fixtures/train_case.h"
+
+namespace gptbench {
+namespace {
+
+std::vector<std::string> selected_precisions(const Options& o) {
+  std::vector<std::string> out;
+  for (const auto& d : o.dtypes)
+    if (std::find(precision_names().begin(), precision_names().end(), d) != precision_names().end())
+      out.push_back(d);
+  if (!o.on_cuda()) {  // CPU: fp32 only (TF32 does not exist there; bf16 autocast is slow)
+    out.assign(1, "fp32");
+  }
+  return out;
+}
+
+bool has_optimizer(const std::string& name) {
+  const auto names = train_optimizer_names();
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+}  // namespace
+
+GPTBENCH_FAMILY(train_step) {
+  const Options& o = global_options();
+  const auto precisions = selected_precisions(o);
+  if (precisions.empty()) return;
+  const std::string main_prec =
+      std::find(precisions.begin(), precisions.end(), "bf16") != precisions.end() ? "bf16"
+                                                                                   : precisions[0];
+  std::set<std::string> seen;
+  auto add = [&](const std::string& model, const std::string& prec, int64_t batch,
+                 const std::string& opt, AttnImpl attn, int64_t accum, bool graph) {
+    TrainCaseOptions tc;
+    tc.cfg.model = model_config(model);
+    tc.cfg.precision = parse_precision(prec);
+    tc.cfg.batch = batch;
+    tc.cfg.seq = o.seq;
+    tc.cfg.optimizer = opt;
+    tc.cfg.attn = attn;
+    tc.cfg.accum = accum;
+    tc.graph = graph;
+    if (!o.on_cuda()) tc.warmup_steps = 3;
+    CaseSpec spec;
+    spec.name = train_step_name(tc);
+    if (!seen.insert(spec.name).second) return;
+    spec.unit = benchmark::kMillisecond;
+    spec.make = [tc, device = o.resolved_device] { return make_train_case(tc, device); };
+    register_case(std::move(spec));
+  };
+
+  for (const auto& model : o.models) {
+    if (!o.on_cuda()) {
+      for (const char* opt : {"torch_fused", "torch", "adamw"})
+        if (has_optimizer(opt)) add(model, "fp32", o.batch, opt, AttnImpl::kSdpa, 1, false);
+      add(model, "fp32", o.batch, "torch_fused", AttnImpl::kSdpa, 2, false);
+      add(model, "fp32", o.batch, "torch_fused", AttnImpl::kSdpa, 1, true);  // skipped: no GPU
+      continue;
+    }
+    // Default suite.
+    std::vector<std::string> main_opts = {"torch_fused", "torch"};
+    if (has_optimizer("adamw")) main_opts.push_back("adamw");
+    for (const auto& opt : main_opts) add(model, main_prec, o.batch, opt, AttnImpl::kSdpa, 1, false);
+    add(model, main_prec, o.batch, "torch_fused", AttnImpl::kSdpa, 1, true);
+    if (has_optimizer("adamw")) add(model, main_prec, o.batch, "adamw", AttnImpl::kSdpa, 1, true);
+    for (const auto& prec : precisions)
+      add(model, prec, o.batch, "torch_fused", AttnImpl::kSdpa, 1, false);
+    add(model, main_prec, 2 * o.batch, "torch_fused", AttnImpl::kSdpa, 1, false);
+    if (!o.full) continue;
+
+    // Full sweeps.
+    for (int64_t b : {1, 2, 4, 8, 12, 16, 24, 32, 48, 64})
+      for (bool graph : {false, true}) add(model, main_prec, b, "torch_fused", AttnImpl::kSdpa, 1, graph);
+    for (const auto& opt : train_optimizer_names())
+      for (bool graph : {false, true}) add(model, main_prec, o.batch, opt, AttnImpl::kSdpa, 1, graph);
+    for (const auto& prec : precisions) add(model, prec, o.batch, "torch_fused", AttnImpl::kSdpa, 1, true);
+    add(model, main_prec, o.batch, "torch_fused", AttnImpl::kNaive, 1, false);
+    for (int64_t accum : {2, 4, 8}) add(model, main_prec, o.batch, "torch_fused", AttnImpl::kSdpa, accum, false);
+  }
+}
+
+}  // namespace gptbench
