@@ -91,6 +91,11 @@ struct Problem {
   at::Tensor dout;                   // output gradient; undefined for a scalar loss
   std::shared_ptr<void> keep;        // modules and data the forward refers to
   Cost fwd_cost, bwd_cost;
+  // Drops the gradients (the shared model's would otherwise outlive the case).
+  ~Problem() {
+    for (auto& t : leaves)
+      if (t.defined()) t.mutable_grad().reset();
+  }
 };
 
 struct Setup {
