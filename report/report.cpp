@@ -56,6 +56,47 @@ std::string display_name(const std::string& name) {
   return name;
 }
 
+// Drops the path segments that every label has (wherever they are) and returns them joined by
+// '/', so a chart's rows differ only in what differs; "" when nothing is common or one label.
+std::string drop_common(std::vector<std::string*> labels) {
+  if (labels.size() < 2) return "";
+  std::vector<std::vector<std::string>> parts;
+  for (auto* l : labels) parts.push_back(segments(*l));
+  std::vector<std::string> common;
+  for (const auto& seg : parts[0]) {
+    bool everywhere = std::all_of(parts.begin() + 1, parts.end(), [&](const auto& p) {
+      return std::find(p.begin(), p.end(), seg) != p.end();
+    });
+    if (everywhere && std::find(common.begin(), common.end(), seg) == common.end()) common.push_back(seg);
+  }
+  if (common.empty()) return "";
+  std::string shared;
+  for (const auto& c : common) shared += (shared.empty() ? "" : "/") + c;
+  for (size_t i = 0; i < labels.size(); ++i) {
+    std::string out;
+    for (const auto& seg : parts[i])
+      if (std::find(common.begin(), common.end(), seg) == common.end()) out += (out.empty() ? "" : "/") + seg;
+    *labels[i] = out.empty() ? "(all)" : out;
+  }
+  return shared;
+}
+
+std::string with_common(const std::string& title, const std::string& common) {
+  return common.empty() ? title : title + "  [all: " + common + "]";
+}
+
+void shorten(LineChart& chart) {
+  std::vector<std::string*> l;
+  for (auto& s : chart.series) l.push_back(&s.name);
+  chart.title = with_common(chart.title, drop_common(l));
+}
+
+void shorten(BarChart& chart) {
+  std::vector<std::string*> l;
+  for (auto& b : chart.bars) l.push_back(&b.label);
+  chart.title = with_common(chart.title, drop_common(l));
+}
+
 constexpr const char* kPhases[] = {"data", "h2d", "forward", "loss", "backward",
                                    "optimizer", "zero_grad", "graph", "sync"};
 
@@ -221,11 +262,14 @@ std::string render_report(const Collected& c, const ReportOptions& o) {
   std::vector<const Entry*> batchable = train;
   batchable.insert(batchable.end(), ckpt.begin(), ckpt.end());
   out << "<h2>Throughput and memory against batch size</h2>\n";
-  out << render_line_chart({"tokens/s vs batch size", "batch size (sequences)", "tokens/s", true,
-                            by_batch(train, "tokens/s", 1)});
-  out << render_line_chart({"peak memory vs batch size", "batch size (sequences)",
-                            "peak memory (GiB)", true,
-                            by_batch(batchable, "peak_mem_bytes", 1.0 / (1 << 30))});
+  LineChart tps{"tokens/s vs batch size", "batch size (sequences)", "tokens/s", true,
+                by_batch(train, "tokens/s", 1)};
+  shorten(tps);
+  out << render_line_chart(tps);
+  LineChart mem{"peak memory vs batch size", "batch size (sequences)", "peak memory (GiB)", true,
+                by_batch(batchable, "peak_mem_bytes", 1.0 / (1 << 30))};
+  shorten(mem);
+  out << render_line_chart(mem);
 
   // 3: warm-up and capture cost against the steady step
   out << "<h2>Warm-up and CUDA-graph capture against the steady step</h2>\n";
@@ -238,6 +282,7 @@ std::string render_report(const Collected& c, const ReportOptions& o) {
                          {e->counter("graph_overhead_ms"), e->counter("eager_step_ms"), e->counter("step_ms")},
                          be < 0 ? "never breaks even" : "break-even: " + fixed(be, 0) + " steps"});
   }
+  shorten(cost);
   out << render_bar_chart(cost);
   LineChart warm{"first steps relative to the steady step", "step", "step time / steady step", false, {}};
   for (const Entry* e : train) {
@@ -247,6 +292,7 @@ std::string render_report(const Collected& c, const ReportOptions& o) {
       s.points.emplace_back(i, e->counter("step" + std::to_string(i) + "_ms") / e->counter("step_ms"));
     warm.series.push_back(std::move(s));
   }
+  shorten(warm);
   out << render_line_chart(warm);
 
   // 4: leaderboard
@@ -264,6 +310,7 @@ std::string render_report(const Collected& c, const ReportOptions& o) {
     if (bars.size() > 40) bars.resize(40);
     lead.bars = std::move(bars);
   }
+  shorten(lead);
   out << render_bar_chart(lead);
 
   // 5: jitter
@@ -275,6 +322,7 @@ std::string render_report(const Collected& c, const ReportOptions& o) {
       jitter.bars.push_back({short_label(*e),
                              {100 * e->counter("step_cv"), 100 * (e->counter("step_p99_over_p50", 1) - 1)},
                              ""});
+  shorten(jitter);
   out << render_bar_chart(jitter);
 
   // 6: phases
@@ -290,6 +338,7 @@ std::string render_report(const Collected& c, const ReportOptions& o) {
     for (const char* p : kPhases) b.values.push_back(e->counter(std::string(p) + "_ms"));
     phases.bars.push_back(std::move(b));
   }
+  shorten(phases);
   out << render_bar_chart(phases);
 
   // Tables

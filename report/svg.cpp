@@ -34,7 +34,8 @@ std::vector<double> nice_ticks(double lo, double hi) {
       break;
     }
   std::vector<double> ticks;
-  for (double t = std::floor(lo / step) * step; t <= hi + step * 1e-9; t += step) ticks.push_back(t);
+  const double first = std::floor(lo / step + 1e-9) * step, last = std::ceil(hi / step - 1e-9) * step;
+  for (double t = first; t <= last + step * 1e-9; t += step) ticks.push_back(t);
   return ticks;
 }
 
@@ -56,7 +57,7 @@ const char* palette(size_t i) { return kPalette[i % std::size(kPalette)]; }
 std::string short_number(double v) { return compare::format_si(v); }
 
 std::string render_line_chart(const LineChart& c) {
-  constexpr double kW = 560, kH = 300, kLeft = 70, kTop = 30, kLegendW = 330;
+  constexpr double kW = 560, kH = 300, kLeft = 70, kTop = 30, kLegendW = 460;
   double xlo = std::numeric_limits<double>::infinity(), xhi = -xlo, yhi = 0;
   for (const auto& s : c.series)
     for (auto [x, y] : s.points) {
