@@ -12,7 +12,7 @@ set -euo pipefail
 # The PyTorch release the virtualenv gets (its torch.version.cuda must share nvcc's major
 # version so our .cu files and LibTorch agree: 2.14.1 is a CUDA 13.0 build).
 TORCH_PIN=2.14.1
-APT_PACKAGES=(cmake ninja-build g++ libbenchmark-dev libgtest-dev libgmock-dev
+APT_PACKAGES=(cmake ninja-build g++ ccache libbenchmark-dev libgtest-dev libgmock-dev
               nlohmann-json3-dev libcli11-dev)
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
