@@ -5,6 +5,9 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <map>
+#include <mutex>
+#include <utility>
 
 #include "ops/cuda_check.h"
 
@@ -60,14 +63,29 @@ __device__ __forceinline__ float block_sum(float x, float* scratch) {
 }
 
 // Blocks for a grid-stride launch of `kernel` over `work` items: enough to fill every SM at
-// the kernel's occupancy, never more than the work.
+// the kernel's occupancy, never more than the work. The SM count and occupancy are queried once
+// per (kernel, device), so a step does not pay for them.
 template <typename Kernel>
 int grid_for(Kernel kernel, int64_t work, size_t smem = 0) {
-  int dev = 0, sms = 0, per_sm = 0;
+  static std::mutex mu;
+  static std::map<std::pair<const void*, int>, int> cache;  // (kernel, device) -> full grid
+  int dev = 0;
   CUDA_CHECK(cudaGetDevice(&dev));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, smem));
-  const int64_t full = static_cast<int64_t>(sms) * (per_sm > 0 ? per_sm : 1);
+  const auto key = std::make_pair(reinterpret_cast<const void*>(kernel), dev);
+  int full = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = cache.find(key);
+    if (it != cache.end()) full = it->second;
+  }
+  if (full == 0) {
+    int sms = 0, per_sm = 0;
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, smem));
+    full = sms * (per_sm > 0 ? per_sm : 1);
+    std::lock_guard<std::mutex> lock(mu);
+    cache[key] = full;
+  }
   return static_cast<int>(work < full ? (work > 0 ? work : 1) : full);
 }
 

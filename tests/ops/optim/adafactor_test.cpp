@@ -80,7 +80,7 @@ void ref_step(RefState& s, const at::Tensor& grad, int64_t t, const AdafactorOpt
   for (int64_t k = 0; k < n; ++k) s.p[k] -= alpha / denom * u[k];
 }
 
-void expect_matches_reference(const AdafactorOptions& o, double grad_scale) {
+void expect_matches_reference(const AdafactorOptions& o, double grad_scale, double tol = 1e-6) {
   auto ps = awkward_params(at::kCPU, 9);
   std::vector<RefState> ref;
   for (const auto& p : ps) ref.push_back(ref_init(p));
@@ -94,8 +94,9 @@ void expect_matches_reference(const AdafactorOptions& o, double grad_scale) {
   for (size_t i = 0; i < ps.size(); ++i) {
     const auto want = at::tensor(ref[i].p, at::kDouble).view(ps[i].sizes());
     // fp32 against float64: each step's update carries ~1e-7 relative error (sums of squares
-    // over ≤ 1,300 terms, rsqrt), and the step is ≤ lr·RMS(p) per element: ≤ 1e-6 after 10.
-    EXPECT_LT(rel_err(ps[i], want), 1e-6) << "tensor " << i;
+    // over ≤ 1,300 terms, rsqrt) and moves p by ≤ ρ·RMS(p) per element (ρ ≤ 1e-2 by default):
+    // ≤ 1e-6 after 10 steps; `tol` is larger where ρ is.
+    EXPECT_LT(rel_err(ps[i], want), tol) << "tensor " << i;
     if (ps[i].dim() == 2) {
       EXPECT_LT(rel_err(opt.row_var(i).view({-1}), at::tensor(ref[i].row, at::kDouble)), 1e-5) << i;
       EXPECT_LT(rel_err(opt.col_var(i).view({-1}), at::tensor(ref[i].col, at::kDouble)), 1e-5) << i;
@@ -105,21 +106,31 @@ void expect_matches_reference(const AdafactorOptions& o, double grad_scale) {
   }
 }
 
-TEST(OptimAdafactor, MatchesReferenceDefaults) { expect_matches_reference({}, 1.0); }
+TEST(OptimAdafactor, MatchesReferenceDefaults) {
+  SingleThread one_thread;
+  expect_matches_reference({}, 1.0);
+}
 
 // Large gradients make RMS(u) exceed d, so the update clipping is exercised; weight decay on.
 TEST(OptimAdafactor, MatchesReferenceClippingAndDecay) {
+  SingleThread one_thread;
   AdafactorOptions o;
   o.weight_decay = 0.05;
   o.d = 1.0;
-  o.lr = 0.3;  // ρ_t = min(lr, 1/√t) switches from 1/√t to lr after t = 11; here 1/√t ≥ 0.316
-  expect_matches_reference(o, 30.0);
+  o.lr = 0.3;  // ρ_t = min(lr, 1/√t) = 0.3 for all 10 steps (1/√10 = 0.316)
+  // Each step moves p by ~30% of its RMS, so the fp32 rounding of the update (~1e-7 of it) is
+  // 30× larger relative to p than with the default lr: allow 1e-5 (measured 2.2e-6).
+  expect_matches_reference(o, 30.0, 1e-5);
 }
 
 // Tiny gradients reach the eps1² floor of the variance estimate.
-TEST(OptimAdafactor, MatchesReferenceTinyGradients) { expect_matches_reference({}, 1e-9); }
+TEST(OptimAdafactor, MatchesReferenceTinyGradients) {
+  SingleThread one_thread;
+  expect_matches_reference({}, 1e-9);
+}
 
 TEST(OptimAdafactor, DefaultsMatchTorch) {
+  SingleThread one_thread;
   AdafactorOptions o;
   EXPECT_EQ(o.lr, 1e-2);
   EXPECT_EQ(o.beta2_decay, -0.8);
@@ -130,6 +141,7 @@ TEST(OptimAdafactor, DefaultsMatchTorch) {
 }
 
 TEST(OptimAdafactor, StateIsFactored) {
+  SingleThread one_thread;
   auto ps = awkward_params(at::kCPU);
   Adafactor opt(ps, {}, OptimBackend::kReference);
   int64_t want = 0;
@@ -153,6 +165,7 @@ TEST(OptimAdafactor, StateIsFactored) {
 
 // A 3-D parameter is factored over its last two dimensions (torch.optim.Adafactor's rule).
 TEST(OptimAdafactor, ThreeDimensionsFactorLastTwo) {
+  SingleThread one_thread;
   auto p = at::randn({2, 5, 7});
   Adafactor opt({p}, {}, OptimBackend::kReference);
   opt.step({at::randn({2, 5, 7})});

@@ -35,9 +35,13 @@ void expect_matches_torch_adamw(const AdamWOptions& o) {
   for (size_t i = 0; i < ours.size(); ++i) EXPECT_LT(rel_err(ours[i], theirs[i]), 1e-6) << i;
 }
 
-TEST(OptimAdamW, MatchesTorchAdamWOverTenSteps) { expect_matches_torch_adamw(AdamWOptions{}); }
+TEST(OptimAdamW, MatchesTorchAdamWOverTenSteps) {
+  SingleThread one_thread;
+  expect_matches_torch_adamw(AdamWOptions{});
+}
 
 TEST(OptimAdamW, MatchesTorchAdamWOtherHyperParameters) {
+  SingleThread one_thread;
   AdamWOptions o;
   o.lr = 3e-2;
   o.beta1 = 0.8;
@@ -48,6 +52,7 @@ TEST(OptimAdamW, MatchesTorchAdamWOtherHyperParameters) {
 }
 
 TEST(OptimAdamW, StepFromGradAndZeroGrad) {
+  SingleThread one_thread;
   auto ps = awkward_params(at::kCPU, 3);
   auto explicit_ps = clone_all(ps);
   AdamW a(ps, {}, OptimBackend::kReference), b(explicit_ps, {}, OptimBackend::kReference);
@@ -62,6 +67,7 @@ TEST(OptimAdamW, StepFromGradAndZeroGrad) {
 }
 
 TEST(OptimAdamW, Bf16GradientsAreFp32OfTheirValues) {
+  SingleThread one_thread;
   auto ps = awkward_params(at::kCPU, 4);
   auto qs = clone_all(ps);
   AdamW a(ps, {}, OptimBackend::kReference), b(qs, {}, OptimBackend::kReference);
@@ -79,6 +85,7 @@ TEST(OptimAdamW, Bf16GradientsAreFp32OfTheirValues) {
 }
 
 TEST(OptimAdamW, StateBytesAndValidation) {
+  SingleThread one_thread;
   auto ps = awkward_params(at::kCPU);
   AdamW opt(ps, {}, OptimBackend::kReference);
   EXPECT_EQ(opt.state_bytes(), 8 * opt.numel());
@@ -110,6 +117,7 @@ std::vector<float> to_vec(const at::Tensor& t) {
 }
 
 TEST(OptimLion, MatchesPaperReference) {
+  SingleThread one_thread;
   LionOptions o;
   o.lr = 1e-3;
   o.weight_decay = 0.1;
@@ -137,6 +145,7 @@ TEST(OptimLion, MatchesPaperReference) {
 }
 
 TEST(OptimLion, DefaultsFollowThePaper) {
+  SingleThread one_thread;
   LionOptions o;
   EXPECT_EQ(o.lr, 1e-4);
   EXPECT_EQ(o.beta1, 0.9);
@@ -147,6 +156,7 @@ TEST(OptimLion, DefaultsFollowThePaper) {
 // Every element moves by exactly lr (sign update, no weight decay) where the gradient is
 // non-zero, whatever the gradient's scale.
 TEST(OptimLion, UpdateMagnitudeIsLr) {
+  SingleThread one_thread;
   auto p = at::zeros({4097});
   Lion opt({p}, {}, OptimBackend::kReference);
   auto g = at::randn({4097}) * 1e-3;

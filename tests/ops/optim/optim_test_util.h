@@ -3,6 +3,7 @@
 // 4,097, a matrix whose rows are not a multiple of the vector width, a misaligned tensor),
 // deep copies, and seeded random gradients.
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 
 #include <vector>
 
@@ -47,6 +48,15 @@ inline std::vector<at::Tensor> random_grads(const std::vector<at::Tensor>& ps, u
     gs.push_back(at::randn(ps[i].sizes(), ps[i].options()) * (0.01 * static_cast<double>(i + 1)));
   return gs;
 }
+
+// Runs LibTorch's CPU ops on one thread for the scope: the loops of these tests are many small
+// ops, where OpenMP's spinning threads on a busy 2-core machine cost 100× (measured: 120 s
+// instead of 1 s for the regression test).
+struct SingleThread {
+  int previous = at::get_num_threads();
+  SingleThread() { at::set_num_threads(1); }
+  ~SingleThread() { at::set_num_threads(previous); }
+};
 
 // ‖a − b‖ / ‖b‖ in float64.
 inline double rel_err(const at::Tensor& a, const at::Tensor& b) {
