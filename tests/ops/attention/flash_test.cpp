@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 #include <torch/cuda.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -61,6 +62,21 @@ struct Case {
   int64_t B, H, L, d;
 };
 
+// "" when a gradient matches its reference: ‖out − ref‖ / max(‖ref‖, 1e-3·‖dv_ref‖) <= tol
+// (NaN never passes). dq and dk vanish at L = 1 — a softmax over one key is constant — and the
+// computed values are rounding residue, so a plain relative error is 0/0 there; dv never
+// vanishes and sets the scale of the floor.
+std::string check_grad(const at::Tensor& out, const at::Tensor& ref, const at::Tensor& dv_ref,
+                       double tol) {
+  const auto o = out.detach().to(at::kCPU, at::kDouble), r = ref.detach().to(at::kCPU, at::kDouble);
+  if (o.sizes() != r.sizes()) return "shape mismatch";
+  const double den = std::max(r.norm().item<double>(),
+                              1e-3 * dv_ref.detach().to(at::kCPU, at::kDouble).norm().item<double>());
+  const double err = (o - r).norm().item<double>() / den;
+  if (err <= tol) return "";
+  return "relative error " + std::to_string(err) + " exceeds " + std::to_string(tol);
+}
+
 // ---- The references ---------------------------------------------------------------------------
 
 TEST(FlashAttentionReference, MatchesSoftmaxFormulaAndAutograd) {
@@ -83,9 +99,10 @@ TEST(FlashAttentionReference, MatchesSoftmaxFormulaAndAutograd) {
       auto vg = v.clone().requires_grad_(true);
       softmax_attention(qg, kg, vg, causal).backward(dout);
       const auto g = flash_attention_backward_reference(q, k, v, dout, causal);
-      EXPECT_EQ(check_close(g.dq, qg.grad(), 1e-10), "") << "dq L=" << c.L << " causal=" << causal;
-      EXPECT_EQ(check_close(g.dk, kg.grad(), 1e-10), "") << "dk L=" << c.L << " causal=" << causal;
-      EXPECT_EQ(check_close(g.dv, vg.grad(), 1e-10), "") << "dv L=" << c.L << " causal=" << causal;
+      const auto& dv = vg.grad();
+      EXPECT_EQ(check_grad(g.dq, qg.grad(), dv, 1e-10), "") << "dq L=" << c.L << " causal=" << causal;
+      EXPECT_EQ(check_grad(g.dk, kg.grad(), dv, 1e-10), "") << "dk L=" << c.L << " causal=" << causal;
+      EXPECT_EQ(check_grad(g.dv, dv, dv, 1e-10), "") << "dv L=" << c.L << " causal=" << causal;
     }
   }
 }
@@ -97,13 +114,14 @@ TEST(FlashAttentionTiledCpu, MatchesReference) {
   struct Tiles {
     int bm, bn;
   };
+  // Few at:: calls per tile, but many tiles: L and the tile list are kept small for CI's 2 cores.
   const Tiles fwd_tiles[] = {{flash_fwd_tile(64).block_m, flash_fwd_tile(64).block_n},
-                             {16, 16}, {32, 16}, {16, 48}};
+                             {32, 16}, {16, 48}};
   const Tiles bwd_tiles[] = {{flash_bwd_tile(64).block_m, flash_bwd_tile(64).block_n},
                              {flash_bwd_tile(128).block_m, flash_bwd_tile(128).block_n},
-                             {16, 16}, {48, 16}};
+                             {48, 16}};
   for (bool causal : {false, true}) {
-    for (int64_t L : {1, 17, 64, 65, 130, 200}) {
+    for (int64_t L : {1, 17, 65, 130}) {
       auto q = randn_dbl(1, 2, L, 16), k = randn_dbl(1, 2, L, 16), v = randn_dbl(1, 2, L, 16);
       auto dout = randn_dbl(1, 2, L, 16);
       const auto ref = flash_attention_reference(q, k, v, causal);
@@ -121,9 +139,9 @@ TEST(FlashAttentionTiledCpu, MatchesReference) {
         const std::string where = "L=" + std::to_string(L) + " causal=" +
                                   std::to_string(causal) + " tiles " + std::to_string(t.bm) +
                                   "x" + std::to_string(t.bn);
-        EXPECT_EQ(check_close(g.dq, gref.dq, 1e-11), "") << "dq " << where;
-        EXPECT_EQ(check_close(g.dk, gref.dk, 1e-11), "") << "dk " << where;
-        EXPECT_EQ(check_close(g.dv, gref.dv, 1e-11), "") << "dv " << where;
+        EXPECT_EQ(check_grad(g.dq, gref.dq, gref.dv, 1e-11), "") << "dq " << where;
+        EXPECT_EQ(check_grad(g.dk, gref.dk, gref.dv, 1e-11), "") << "dk " << where;
+        EXPECT_EQ(check_grad(g.dv, gref.dv, gref.dv, 1e-11), "") << "dv " << where;
       }
     }
   }
@@ -359,9 +377,9 @@ TEST_P(FlashAttentionGpu, ForwardBackwardMatchReference) {
   const Reference ref = reference(q, k, v, dout, causal);
   EXPECT_EQ(check_close(o, ref.o, tol_o(dtype)), "") << "o";
   EXPECT_LT(max_abs_diff(lse, ref.lse), kTolLse) << "lse";
-  EXPECT_EQ(check_close(dq, ref.dq, tol_grad(dtype)), "") << "dq";
-  EXPECT_EQ(check_close(dk, ref.dk, tol_grad(dtype)), "") << "dk";
-  EXPECT_EQ(check_close(dv, ref.dv, tol_grad(dtype)), "") << "dv";
+  EXPECT_EQ(check_grad(dq, ref.dq, ref.dv, tol_grad(dtype)), "") << "dq";
+  EXPECT_EQ(check_grad(dk, ref.dk, ref.dv, tol_grad(dtype)), "") << "dk";
+  EXPECT_EQ(check_grad(dv, ref.dv, ref.dv, tol_grad(dtype)), "") << "dv";
 
   // The forward has no atomics: a second run is bitwise identical.
   auto o2 = flash_attention_forward(q, k, v, causal);
@@ -437,9 +455,9 @@ TEST_F(FlashAttentionGpuLayout, MisalignedAndTransposedInputs) {
   const Reference ref = reference(q, k, v, dout, true);
   EXPECT_EQ(check_close(out.o, ref.o, tol_o(at::kHalf)), "");
   EXPECT_LT(max_abs_diff(out.lse, ref.lse), kTolLse);
-  EXPECT_EQ(check_close(g.dq, ref.dq, tol_grad(at::kHalf)), "");
-  EXPECT_EQ(check_close(g.dk, ref.dk, tol_grad(at::kHalf)), "");
-  EXPECT_EQ(check_close(g.dv, ref.dv, tol_grad(at::kHalf)), "");
+  EXPECT_EQ(check_grad(g.dq, ref.dq, ref.dv, tol_grad(at::kHalf)), "");
+  EXPECT_EQ(check_grad(g.dk, ref.dk, ref.dv, tol_grad(at::kHalf)), "");
+  EXPECT_EQ(check_grad(g.dv, ref.dv, ref.dv, tol_grad(at::kHalf)), "");
 }
 
 }  // namespace
