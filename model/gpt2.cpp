@@ -1,5 +1,7 @@
 #include "model/gpt2.h"
 
+#include "ops/attention/flash.h"
+
 #include <ATen/ATen.h>
 #include <torch/nn/init.h>
 
@@ -11,14 +13,23 @@ namespace gptbench {
 AttnImpl parse_attn_impl(const std::string& name) {
   if (name == "naive") return AttnImpl::kNaive;
   if (name == "sdpa") return AttnImpl::kSdpa;
+  if (name == "flash") return AttnImpl::kFlash;
   throw std::invalid_argument("unknown attention implementation '" + name +
-                              "'; valid: naive, sdpa");
+                              "'; valid: naive, sdpa, flash");
 }
 
-const char* attn_impl_name(AttnImpl impl) { return impl == AttnImpl::kNaive ? "naive" : "sdpa"; }
+const char* attn_impl_name(AttnImpl impl) {
+  switch (impl) {
+    case AttnImpl::kNaive: return "naive";
+    case AttnImpl::kSdpa: return "sdpa";
+    case AttnImpl::kFlash: return "flash";
+  }
+  return "?";
+}
 
 torch::Tensor causal_attention(const torch::Tensor& q, const torch::Tensor& k,
                                const torch::Tensor& v, AttnImpl impl) {
+  if (impl == AttnImpl::kFlash) return flash_attention(q, k, v, /*causal=*/true);
   if (impl == AttnImpl::kSdpa)
     return at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, /*dropout_p=*/0.0,
                                             /*is_causal=*/true);

@@ -17,9 +17,11 @@
 
 namespace gptbench {
 
-enum class AttnImpl { kNaive, kSdpa };
+// naive: matmul, mask, softmax, matmul (L×L materialised); sdpa: at::scaled_dot_product_attention;
+// flash: our FlashAttention-2 kernel (ops/attention/flash.h; CUDA, bf16/fp16 activations).
+enum class AttnImpl { kNaive, kSdpa, kFlash };
 
-// "naive" or "sdpa"; throws std::invalid_argument naming the valid ones.
+// "naive", "sdpa" or "flash"; throws std::invalid_argument naming the valid ones.
 AttnImpl parse_attn_impl(const std::string& name);
 const char* attn_impl_name(AttnImpl impl);
 
