@@ -5,6 +5,8 @@
 //   dtypes: fp32, bf16 (of those selected with --gptbench_dtypes); fp32 arithmetic inside.
 //   shapes: attn.<model>: GPT-2 attention scores, B·H·T rows × T cols, T in {128..1024} up to
 //           --gptbench_seq, H from each selected model, B = --gptbench_batch;
+//           attn.small.B64 (GPU): 786,432 × 1,024, GPT-2 small's scores at B = 64 — the shape
+//           of DESIGN.md §7's peers and of the target;
 //           vocab: B·T rows × the padded vocabulary (50,304) — the LM-head logits;
 //           sweep: cols 32..65,536 with rows·cols = 2²⁶ (a few points; every power of two with
 //           --gptbench_full=true). The CPU runs the tiny model and small sweeps.
@@ -115,6 +117,15 @@ std::vector<SoftmaxShape> softmax_shapes(const Options& o) {
       if (t <= o.seq) shapes.push_back({"attn." + model, o.batch * cfg.n_head * t, t});
     if (vocab_seen.insert({o.tokens(), cfg.padded_vocab()}).second)
       shapes.push_back({"vocab", o.tokens(), cfg.padded_vocab()});
+  }
+  // The peers' shape of DESIGN.md §7 and the target: GPT-2 small's scores at B = 64,
+  // T = 1024 (786,432 × 1,024), whatever the selected batch.
+  if (gpu) {
+    const GPT2Config small = model_config("small");
+    const SoftmaxShape peer{"attn.small.B64", 64 * small.n_head * 1024, 1024};
+    bool have = false;
+    for (const auto& sh : shapes) have |= sh.rows == peer.rows && sh.cols == peer.cols;
+    if (!have) shapes.push_back(peer);
   }
   std::vector<int64_t> sweep;
   if (gpu && o.full)
