@@ -114,8 +114,13 @@ bool is_gb_banner(const std::string& line) {
          line.find(' ') == std::string::npos;
 }
 
-// Last non-empty line of a child's stderr that is not the banner, shortened, for a reason.
+// Last non-empty line of a child's stderr that is not the banner, shortened, for a reason;
+// a sanitizer's "SUMMARY:" line when there is one (it names the bug; the last line does not).
 std::string last_line(const std::string& tail) {
+  if (size_t at = tail.rfind("SUMMARY: "); at != std::string::npos) {
+    const std::string line = tail.substr(at, tail.find('\n', at) - at);
+    return line.size() > 300 ? line.substr(0, 300) + "..." : line;
+  }
   size_t end = tail.size();
   while (end > 0) {
     size_t start = tail.rfind('\n', end - 1);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -29,9 +30,20 @@ std::string slurp(const fs::path& p) {
   return ss.str();
 }
 
+// Under AddressSanitizer (scripts/ci-checks.sh) a child's SIGSEGV would be caught by ASan's
+// handler and become exit code 1; these tests are about real signals, so the children keep
+// the default handler.
+void children_keep_default_segv_handler() {
+  const char* old = std::getenv("ASAN_OPTIONS");
+  std::string opts = old ? old : "";
+  if (opts.find("handle_segv=0") == std::string::npos)
+    ::setenv("ASAN_OPTIONS", (opts + (opts.empty() ? "" : ":") + "handle_segv=0").c_str(), 1);
+}
+
 class Suite : public ::testing::Test {
  protected:
   void SetUp() override {
+    children_keep_default_segv_handler();
     dir_ = fs::temp_directory_path() /
            ("gptbench_suite_" + std::to_string(::getpid()) + "_" +
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
