@@ -6,8 +6,9 @@
 //   cols <= 1024  one warp per row (4 rows per 128-thread block). Each lane holds its share of
 //                 the row in registers (at most 32 values), so the row is read once.
 //   cols >  1024  one block per row. The row is staged in shared memory while it is read
-//                 (when it fits: 50,304 fp32 columns = 196 KiB fits the 227 KiB opt-in of
-//                 sm_90), or read a second time (hopefully from L2) when it does not.
+//                 (50,304 fp32 columns = 196 KiB fit the 227 KiB opt-in of sm_90); of a longer
+//                 row, as much as fits is staged and the rest read a second time (from L2,
+//                 where it usually still is).
 //
 // Loads and stores are 16 bytes wide (4 fp32 or 8 bf16) when every pointer is 16-byte aligned
 // and cols is a multiple of the vector width; otherwise one element at a time.
@@ -23,6 +24,7 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdint>
@@ -251,13 +253,16 @@ __global__ void __launch_bounds__(kWarp* kWarpRowsPerBlock)
 
 // ---- block per row -------------------------------------------------------------------------
 
-// Thread t handles packs t, t + blockDim, t + 2·blockDim, ... in both passes, so with CACHED
-// every thread reads back from shared memory only the packs it wrote itself.
-template <typename T, int VEC, bool CACHED>
+// Thread t handles packs t, t + blockDim, t + 2·blockDim, ... in both passes, so every thread
+// reads back from shared memory only the packs it wrote itself. The first `staged` packs of the
+// row are kept in shared memory between the passes; the rest (rows longer than shared memory)
+// are read again from global memory, where L2 usually still holds them.
+template <typename T, int VEC>
 __global__ void __launch_bounds__(kMaxBlockThreads)
-    softmax_fwd_block(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int cols) {
+    softmax_fwd_block(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int cols,
+                      int staged) {
   extern __shared__ __align__(16) unsigned char smem[];
-  auto* buf = reinterpret_cast<Pack<T, VEC>*>(smem);  // (packs,) when CACHED
+  auto* buf = reinterpret_cast<Pack<T, VEC>*>(smem);  // (staged,)
   const int packs = cols / VEC;
   const int nthreads = blockDim.x;
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
@@ -275,7 +280,7 @@ __global__ void __launch_bounds__(kMaxBlockThreads)
       for (int u = 0; u < kBlockUnroll; ++u) {
         const int i = base + u * nthreads;
         if (i < packs) {
-          if constexpr (CACHED) buf[i] = p[u];
+          if (i < staged) buf[i] = p[u];
           float pm = -INFINITY;
 #pragma unroll
           for (int k = 0; k < VEC; ++k) pm = fmaxf(pm, to_float(p[u].v[k]));
@@ -291,11 +296,8 @@ __global__ void __launch_bounds__(kMaxBlockThreads)
     block_merge(m, s);
     const float inv = inverse_sum(m, s);
     for (int i = threadIdx.x; i < packs; i += nthreads) {
-      Pack<T, VEC> p;
-      if constexpr (CACHED)
-        p = buf[i];
-      else
-        p = load_pack<T, VEC>(xr + static_cast<int64_t>(i) * VEC);
+      const Pack<T, VEC> p =
+          i < staged ? buf[i] : load_pack<T, VEC>(xr + static_cast<int64_t>(i) * VEC);
       Pack<T, VEC> o;
 #pragma unroll
       for (int k = 0; k < VEC; ++k) o.v[k] = from_float<T>(exp_shifted(to_float(p.v[k]), m) * inv);
@@ -304,14 +306,15 @@ __global__ void __launch_bounds__(kMaxBlockThreads)
   }
 }
 
-template <typename T, int VEC, bool CACHED>
+// Backward: shared memory holds the first `staged` packs of y, then the first `staged` of dy.
+template <typename T, int VEC>
 __global__ void __launch_bounds__(kMaxBlockThreads)
     softmax_bwd_block(const T* __restrict__ y, const T* __restrict__ dy, T* __restrict__ dx,
-                      int64_t rows, int cols) {
+                      int64_t rows, int cols, int staged) {
   extern __shared__ __align__(16) unsigned char smem[];
   const int packs = cols / VEC;
-  auto* buf_y = reinterpret_cast<Pack<T, VEC>*>(smem);  // (packs,) when CACHED
-  auto* buf_g = buf_y + packs;                          // (packs,) when CACHED
+  auto* buf_y = reinterpret_cast<Pack<T, VEC>*>(smem);  // (staged,)
+  auto* buf_g = buf_y + staged;                         // (staged,)
   const int nthreads = blockDim.x;
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const int64_t off = row * cols;
@@ -330,7 +333,7 @@ __global__ void __launch_bounds__(kMaxBlockThreads)
       for (int u = 0; u < kBlockUnrollBwd; ++u) {
         const int i = base + u * nthreads;
         if (i < packs) {
-          if constexpr (CACHED) {
+          if (i < staged) {
             buf_y[i] = py[u];
             buf_g[i] = pg[u];
           }
@@ -342,7 +345,7 @@ __global__ void __launch_bounds__(kMaxBlockThreads)
     dot = block_sum(dot);
     for (int i = threadIdx.x; i < packs; i += nthreads) {
       Pack<T, VEC> py, pg;
-      if constexpr (CACHED) {
+      if (i < staged) {
         py = buf_y[i];
         pg = buf_g[i];
       } else {
@@ -451,17 +454,15 @@ void forward_vec(const T* x, T* y, int64_t rows, int cols, const SoftmaxPlan& pl
       });
       return;
     case SoftmaxPath::kBlockVec:
-    case SoftmaxPath::kBlockScalar: {
-      auto kernel = softmax_fwd_block<T, VEC, true>;
+    case SoftmaxPath::kBlockScalar:
+    case SoftmaxPath::kBlockPartial: {
+      auto kernel = softmax_fwd_block<T, VEC>;
       allow_smem(kernel, plan.smem_bytes);
-      kernel<<<block_grid(rows), plan.threads, plan.smem_bytes, st>>>(x, y, rows, cols);
+      const int staged = static_cast<int>(plan.smem_bytes / (VEC * sizeof(T)));
+      kernel<<<block_grid(rows), plan.threads, plan.smem_bytes, st>>>(x, y, rows, cols, staged);
       CUDA_CHECK_LAUNCH();
       return;
     }
-    case SoftmaxPath::kBlockUncached:
-      softmax_fwd_block<T, VEC, false><<<block_grid(rows), plan.threads, 0, st>>>(x, y, rows, cols);
-      CUDA_CHECK_LAUNCH();
-      return;
   }
 }
 
@@ -476,18 +477,16 @@ void backward_vec(const T* y, const T* dy, T* dx, int64_t rows, int cols, const 
       });
       return;
     case SoftmaxPath::kBlockVec:
-    case SoftmaxPath::kBlockScalar: {
-      auto kernel = softmax_bwd_block<T, VEC, true>;
+    case SoftmaxPath::kBlockScalar:
+    case SoftmaxPath::kBlockPartial: {
+      auto kernel = softmax_bwd_block<T, VEC>;
       allow_smem(kernel, plan.smem_bytes);
-      kernel<<<block_grid(rows), plan.threads, plan.smem_bytes, st>>>(y, dy, dx, rows, cols);
+      const int staged = static_cast<int>(plan.smem_bytes / (2 * VEC * sizeof(T)));
+      kernel<<<block_grid(rows), plan.threads, plan.smem_bytes, st>>>(y, dy, dx, rows, cols,
+                                                                       staged);
       CUDA_CHECK_LAUNCH();
       return;
     }
-    case SoftmaxPath::kBlockUncached:
-      softmax_bwd_block<T, VEC, false><<<block_grid(rows), plan.threads, 0, st>>>(y, dy, dx, rows,
-                                                                                 cols);
-      CUDA_CHECK_LAUNCH();
-      return;
   }
 }
 
@@ -535,10 +534,14 @@ SoftmaxPlan softmax_plan(int64_t cols, SoftmaxDtype dtype, bool backward, bool a
   const int64_t packs = cols / vec;
   int threads = 128;
   while (threads < kMaxBlockThreads && packs > int64_t{threads} * kPacksPerThread) threads *= 2;
-  const int64_t bytes = cols * elem * (backward ? 2 : 1);
+  const int64_t rows_staged = backward ? 2 : 1;  // y and dy, or x
+  const int64_t pack_bytes = vec * elem;
+  const int64_t bytes = packs * pack_bytes * rows_staged;
   if (bytes + kSmemReserve <= smem_optin)
     return {vec > 1 ? SoftmaxPath::kBlockVec : SoftmaxPath::kBlockScalar, vec, threads, bytes};
-  return {SoftmaxPath::kBlockUncached, vec, threads, 0};
+  // As many packs as fit; the rest of the row is read twice.
+  const int64_t fit = std::max<int64_t>(0, (smem_optin - kSmemReserve) / (pack_bytes * rows_staged));
+  return {SoftmaxPath::kBlockPartial, vec, threads, fit * pack_bytes * rows_staged};
 }
 
 void launch_softmax_forward(const void* x, void* y, int64_t rows, int64_t cols,

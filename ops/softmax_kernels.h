@@ -16,14 +16,15 @@ enum class SoftmaxPath {
   kWarpScalar,    // one warp per row, the row in registers, element loads (cols <= 1024)
   kBlockVec,      // one block per row, the row staged in shared memory, 16-byte loads
   kBlockScalar,   // one block per row, the row staged in shared memory, element loads
-  kBlockUncached, // one block per row, the row read twice (too long for shared memory)
+  kBlockPartial,  // one block per row, longer than shared memory: as much as fits is staged,
+                  // the rest read twice
 };
 
 struct SoftmaxPlan {
   SoftmaxPath path;
   int vec;      // elements per load (4 fp32 / 8 bf16 = 16 bytes, or 1)
   int threads;  // threads per block
-  int64_t smem_bytes;  // dynamic shared memory per block
+  int64_t smem_bytes;  // dynamic shared memory per block (the staged part of the row)
 };
 
 // The plan the launchers use for this problem. `backward` stages two rows (y and dy).

@@ -163,8 +163,14 @@ TEST(SoftmaxPlan, PathsBySize) {
   EXPECT_EQ(plan(50304, SoftmaxDtype::kBFloat16).smem_bytes, 50304 * 2);
   // Backward stages y and dy: bf16 fits (196.5 KiB), fp32 (393 KiB) is read twice.
   EXPECT_EQ(plan(50304, SoftmaxDtype::kBFloat16, true).path, P::kBlockVec);
-  EXPECT_EQ(plan(50304, SoftmaxDtype::kFloat32, true).path, P::kBlockUncached);
-  EXPECT_EQ(plan(65536, SoftmaxDtype::kFloat32).path, P::kBlockUncached);
+  // fp32 backward (393 KiB of y and dy) and 65,536 fp32 columns (256 KiB) stage what fits.
+  auto b32 = plan(50304, SoftmaxDtype::kFloat32, true);
+  EXPECT_EQ(b32.path, P::kBlockPartial);
+  EXPECT_LE(b32.smem_bytes + 1024, kH100SmemOptin);
+  EXPECT_GT(b32.smem_bytes, kH100SmemOptin - 1024 - 2 * 16);
+  EXPECT_EQ(b32.smem_bytes % 32, 0);  // whole packs of y and of dy
+  EXPECT_EQ(plan(65536, SoftmaxDtype::kFloat32).path, P::kBlockPartial);
+  EXPECT_EQ(plan(65536, SoftmaxDtype::kFloat32, false, false).smem_bytes % 4, 0);
   EXPECT_EQ(plan(65536, SoftmaxDtype::kBFloat16).path, P::kBlockVec);
   // Block sizes aim at about 8 packs per thread, 128..1024 threads.
   EXPECT_EQ(plan(2048, SoftmaxDtype::kFloat32).threads, 128);
