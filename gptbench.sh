@@ -21,6 +21,8 @@ BUILD=${GPTBENCH_BUILD_DIR:-$ROOT/build}
 JOBS=${GPTBENCH_JOBS:-$(nproc)}
 
 log() { echo "gptbench: $*" >&2; }
+# ccache (when installed) keys on paths relative to the checkout, so clones share the cache.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$ROOT} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
 
 install_apt_packages() {
   local missing=()
