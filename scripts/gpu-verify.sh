@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The team's GPU verification in one device call (phases chosen by name, each time-boxed):
+#   scripts/gpu-verify.sh [tests] [sanitize] [bench:REGEX] [train] [fault] ...
+# Builds into build-gpu/ with the bundled Debian packages (.gpudeps), then runs the phases.
+# Everything lands in $OUT: log.txt (summary), tests.log, sanitize.log, bench.json, bench.txt,
+# train.json, fault.json.
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${OUT:-$ROOT/results/gpu}
+mkdir -p "$OUT"
+export CMAKE_PREFIX_PATH="$ROOT/.gpudeps/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
+export LD_LIBRARY_PATH="$ROOT/.gpudeps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export GPTBENCH_BUILD_DIR=${GPTBENCH_BUILD_DIR:-$ROOT/build-gpu}
+B=$GPTBENCH_BUILD_DIR
+say() { echo "$*" | tee -a "$OUT/log.txt"; }
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader | tee -a "$OUT/log.txt"
+t0=$(date +%s)
+"$ROOT/gptbench.sh" build > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+say "build: $(( $(date +%s) - t0 )) s"
+for phase in "$@"; do
+  t=$(date +%s)
+  case "$phase" in
+    tests)
+      (cd "$B" && timeout 300 ./gptbench_tests > "$OUT/tests.log" 2>&1); say "tests rc=$?"
+      grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \] [A-Za-z]" "$OUT/tests.log" | head -30 | tee -a "$OUT/log.txt" ;;
+    sanitize)
+      export PYTORCH_NO_CUDA_MEMORY_CACHING=1
+      ours='SoftmaxFusedGpu.*:OptimGpu.*:*FlashAttentionGpu*_L17_*:*FlashAttentionGpu*_L130_*:FlashAttentionGpuLayout.*'
+      for tool in memcheck racecheck synccheck; do
+        (cd "$B" && timeout 150 compute-sanitizer --tool $tool --error-exitcode 1 --print-limit 20 \
+           ./gptbench_tests --gtest_filter="$ours:Dtypes/GemmGpu.CublasLtMatchesReference/*" >> "$OUT/sanitize.log" 2>&1)
+        say "compute-sanitizer $tool rc=$? ($(grep -c 'ERROR SUMMARY: 0 errors' "$OUT/sanitize.log") clean summaries so far)"
+      done
+      unset PYTORCH_NO_CUDA_MEMORY_CACHING ;;
+    bench:*)
+      "$B/gptbench" --benchmark_filter="${phase#bench:}" --benchmark_out="$OUT/bench.json" \
+        --benchmark_out_format=json --benchmark_min_time=${MIN_TIME:-0.1} ${BENCH_ARGS:-} > "$OUT/bench.txt" 2>&1
+      say "bench rc=$? $(grep -c manual_time "$OUT/bench.txt") rows, $(grep -c 'ERROR OCCURRED' "$OUT/bench.txt") errored" ;;
+    train)
+      "$B/gptbench" --benchmark_filter='^(model/train_step|checkpointing|overheads)' --benchmark_out="$OUT/train.json" \
+        --benchmark_out_format=json --benchmark_min_time=${MIN_TIME:-0.1} > "$OUT/train.txt" 2>&1
+      say "train rc=$?"
+      timeout 120 python3 "$ROOT/scripts/peer_pytorch_train.py" 2>&1 | tail -3 | tee -a "$OUT/log.txt" ;;
+    fault)
+      (cd "$B" && timeout 200 ./gptbench-run -o "$OUT/fault.json" --gptbench_fault=illegal_address \
+        --benchmark_filter='^(fault|gemm/cublaslt/bf16/square|softmax/fused/bf16/fwd)/' --benchmark_min_time=0.05 > /dev/null 2>&1)
+      say "fault demo rc=$?"
+      python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); [print(b["name"], "|", b.get("error_message","ok")[:150]) for b in d["benchmarks"]]' "$OUT/fault.json" | tee -a "$OUT/log.txt" ;;
+  esac
+  say "phase $phase: $(( $(date +%s) - t )) s"
+done
