@@ -7,9 +7,10 @@
 //   h2d          one host-to-device copy of a B×T int64 token batch and of 64 MiB, from pinned
 //                (non-blocking) or pageable memory; bytes/s.
 //                names: overheads/h2d/<pinned|pageable>/bytes:<n>
-//   sync         10 steps back to back, one synchronisation at the end, with or without reading
-//                the loss on the host (.item()) after every step; step_ms, tokens/s (host clock).
-//                names: overheads/sync/<item|none>/<size>/<precision>/B:<b>/T:<t>/steps:10
+//   sync         10 steps (3 on the CPU) back to back, one synchronisation at the end, with or
+//                without reading the loss on the host (.item()) after every step; step_ms,
+//                tokens/s (host clock).
+//                names: overheads/sync/<item|none>/<size>/<precision>/B:<b>/T:<t>/steps:<n>
 //   launch       1000 tiny in-place additions (1024 floats) launched one by one, or replayed
 //                from a CUDA graph; us_per_kernel (host clock, launch and execution).
 //                names: overheads/launch/<eager|graph>/kernels:1000/numel:1024
@@ -76,10 +77,12 @@ GPTBENCH_FAMILY(overheads) {
     one.batch = 1;
     sync_cfgs.push_back(one);
   }
+  const int sync_steps = o.on_cuda() ? 10 : 3;  // the CPU family stays short
   for (const auto& cfg : sync_cfgs)
     for (bool item : {false, true}) {
-      SyncCase sc{cfg, item, 10};
-      add("overheads/sync/" + std::string(item ? "item" : "none") + "/" + shape(cfg) + "/steps:10",
+      SyncCase sc{cfg, item, sync_steps};
+      add("overheads/sync/" + std::string(item ? "item" : "none") + "/" + shape(cfg) +
+              "/steps:" + std::to_string(sync_steps),
           [sc, device] { return make_sync_case(sc, device); });
     }
 
