@@ -40,6 +40,7 @@ struct AdafactorTile {
   int32_t tensor, nrows, ncols, pad;
 };
 constexpr int kAdafactorMaxTileCols = 1024;
+constexpr int64_t kAdafactorTileElems = 65536;  // target elements per factored tile
 
 struct AdafactorScalars {
   float w;          // 1 − β2_t = t^beta2_decay (the lerp weight)
