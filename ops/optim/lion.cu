@@ -15,7 +15,9 @@ __device__ __forceinline__ void lion_elem(float& p, float g, float& m, const Lio
   // Rounded products and sum, no FMA: the sign of c must match the reference bit for bit.
   const float c = __fadd_rn(__fmul_rn(s.beta1, m), __fmul_rn(s.one_minus_beta1, g));
   p = p * s.decay - s.lr * sign_of(c);
-  m = s.beta2 * m + s.one_minus_beta2 * g;
+  // fma((1−β2), g, β2·m): the rounding of the reference's m.mul_(β2).add_(g, 1−β2) on CUDA,
+  // so later signs of c agree with the reference as well.
+  m = fmaf(s.one_minus_beta2, g, __fmul_rn(s.beta2, m));
 }
 
 template <typename G>
