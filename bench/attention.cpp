@@ -5,7 +5,8 @@
 //           sdpa_efficient, sdpa_flash, sdpa_cudnn (at::scaled_dot_product_attention with the
 //           backend forced through the global context and restored after; a backend that does
 //           not support a point — flash in fp32, cuDNN in fp32, any fused backend on the CPU — is
-//           skipped with LibTorch's reason).
+//           skipped with LibTorch's reason), and flash — our FlashAttention-2 kernel
+//           (ops/attention/; bf16/fp16 on CUDA, fp32 points skipped with its reason).
 //   dtypes: fp32 (TF32 off), bf16 (of those selected with --gptbench_dtypes).
 //   grid:   B = --gptbench_batch (8 on a GPU), H = heads of each selected model (small: 12).
 //           GPU default: L ∈ {1024, 4096} × d ∈ {64, 128}, causal; --gptbench_full=true:
@@ -56,7 +57,8 @@ Case make_attention_case(const AttnPoint& p, c10::Device device) {
   const AttnBackend backend = parse_attn_backend(p.impl);
   const DtypeSpec spec = dtype_spec(p.dtype);
   if (!device.is_cuda() &&
-      (backend == AttnBackend::kSdpaEfficient || backend == AttnBackend::kSdpaCudnn))
+      (backend == AttnBackend::kSdpaEfficient || backend == AttnBackend::kSdpaCudnn ||
+       backend == AttnBackend::kFlash))
     throw SkipCase(p.impl + " runs on CUDA only");
   auto opts = at::TensorOptions().device(device).dtype(spec.type);
   struct State {
@@ -155,6 +157,7 @@ GPTBENCH_FAMILY(attention) {
               for (const auto& impl : attn_backend_names()) {
                 AttnPoint p{impl, dtype, causal, backward, o.batch, h, l, d};
                 CaseSpec spec;
+                spec.needs_cuda_kernels = impl == "flash";  // our kernel (ops/attention/)
                 spec.name = "attention/" + impl + "/" + dtype + "/" +
                             (causal ? "causal" : "noncausal") + "/" +
                             (backward ? "fwd_bwd" : "fwd") + "/B:" + std::to_string(o.batch) +

@@ -1,5 +1,7 @@
 #include "ops/attention_ref.h"
 
+#include "ops/attention/flash.h"
+
 #include <ATen/Context.h>
 #include <c10/util/Exception.h>
 
@@ -12,7 +14,7 @@ namespace gptbench {
 
 const std::vector<std::string>& attn_backend_names() {
   static const std::vector<std::string> kNames = {"naive", "sdpa_math", "sdpa_efficient",
-                                                  "sdpa_flash", "sdpa_cudnn"};
+                                                  "sdpa_flash", "sdpa_cudnn", "flash"};
   return kNames;
 }
 
@@ -35,7 +37,7 @@ SdpBackendGuard::SdpBackendGuard(AttnBackend backend) {
   mem_efficient_ = ctx.userEnabledMemEfficientSDP();
   math_ = ctx.userEnabledMathSDP();
   cudnn_ = ctx.userEnabledCuDNNSDP();
-  const bool all = backend == AttnBackend::kNaive;
+  const bool all = backend == AttnBackend::kNaive || backend == AttnBackend::kFlash;
   ctx.setSDPUseFlash(all || backend == AttnBackend::kSdpaFlash);
   ctx.setSDPUseMemEfficient(all || backend == AttnBackend::kSdpaEfficient);
   ctx.setSDPUseMath(all || backend == AttnBackend::kSdpaMath);
@@ -70,6 +72,7 @@ at::Tensor naive_attention(const at::Tensor& q, const at::Tensor& k, const at::T
 at::Tensor attention_forward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                              bool causal, AttnBackend backend) {
   if (backend == AttnBackend::kNaive) return naive_attention(q, k, v, causal);
+  if (backend == AttnBackend::kFlash) return flash_attention(q, k, v, causal);
   SdpBackendGuard guard(backend);
   return at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, /*dropout_p=*/0.0, causal);
 }

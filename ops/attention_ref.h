@@ -14,7 +14,8 @@
 
 namespace gptbench {
 
-enum class AttnBackend { kNaive, kSdpaMath, kSdpaEfficient, kSdpaFlash, kSdpaCudnn };
+// kFlash is our FlashAttention-2 kernel (ops/attention/flash.h), not an SDPA backend.
+enum class AttnBackend { kNaive, kSdpaMath, kSdpaEfficient, kSdpaFlash, kSdpaCudnn, kFlash };
 
 // naive, sdpa_math, sdpa_efficient, sdpa_flash, sdpa_cudnn.
 const std::vector<std::string>& attn_backend_names();
