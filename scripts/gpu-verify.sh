@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The team's GPU verification in one device call (phases chosen by name, each time-boxed):
-#   scripts/gpu-verify.sh [tests] [sanitize] [bench:REGEX] [train] [fault] ...
+#   scripts/gpu-verify.sh [tests] [sanitize] [bench:NAME:REGEX[:FLAGS]] [train] [fault] ...
 # Builds into build-gpu/ with the bundled Debian packages (.gpudeps), then runs the phases.
-# Everything lands in $OUT: log.txt (summary), tests.log, sanitize.log, bench.json, bench.txt,
+# Everything lands in $OUT: log.txt (summary), tests.log, sanitize.log, bench-NAME.json,
 # train.json, fault.json.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,14 +32,16 @@ for phase in "$@"; do
         say "compute-sanitizer $tool rc=$? ($(grep -c 'ERROR SUMMARY: 0 errors' "$OUT/sanitize.log") clean summaries so far)"
       done
       unset PYTORCH_NO_CUDA_MEMORY_CACHING ;;
-    bench:*)
-      "$B/gptbench" --benchmark_filter="${phase#bench:}" --benchmark_out="$OUT/bench.json" \
-        --benchmark_out_format=json --benchmark_min_time=${MIN_TIME:-0.1} ${BENCH_ARGS:-} > "$OUT/bench.txt" 2>&1
-      say "bench rc=$? $(grep -c manual_time "$OUT/bench.txt") rows, $(grep -c 'ERROR OCCURRED' "$OUT/bench.txt") errored" ;;
+    bench:*)  # bench:NAME:REGEX[:EXTRA FLAGS] -> bench-NAME.json
+      IFS=: read -r _ name regex extra <<< "$phase"
+      "$B/gptbench" --benchmark_filter="$regex" --benchmark_out="$OUT/bench-$name.json" \
+        --benchmark_out_format=json --benchmark_min_time=${MIN_TIME:-0.1} $extra > /tmp/bench-$name.txt 2>&1
+      say "bench $name rc=$? $(grep -c manual_time /tmp/bench-$name.txt) rows, $(grep -c 'ERROR OCCURRED' /tmp/bench-$name.txt) errored"
+      grep 'ERROR OCCURRED' /tmp/bench-$name.txt | sed 's/  */ /g' | head -8 | tee -a "$OUT/log.txt" ;;
     train)
       "$B/gptbench" --benchmark_filter='^(model/train_step|checkpointing|overheads)' --benchmark_out="$OUT/train.json" \
-        --benchmark_out_format=json --benchmark_min_time=${MIN_TIME:-0.1} > "$OUT/train.txt" 2>&1
-      say "train rc=$?"
+        --benchmark_out_format=json --benchmark_min_time=${MIN_TIME:-0.1} > /tmp/train.txt 2>&1
+      say "train rc=$?"; grep 'ERROR OCCURRED' /tmp/train.txt | head -5 | tee -a "$OUT/log.txt"
       timeout 120 python3 "$ROOT/scripts/peer_pytorch_train.py" 2>&1 | tail -3 | tee -a "$OUT/log.txt" ;;
     fault)
       (cd "$B" && timeout 200 ./gptbench-run -o "$OUT/fault.json" --gptbench_fault=illegal_address \
