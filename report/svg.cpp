@@ -67,11 +67,12 @@ std::string render_line_chart(const LineChart& c) {
       yhi = std::max(yhi, y);
     }
   std::ostringstream out;
-  const double height = kTop + kH + 50 + std::max(0.0, 16.0 * c.series.size() - kH);
+  const bool empty = c.series.empty() || !std::isfinite(xlo);
+  const double height = empty ? 80 : kTop + kH + 50 + std::max(0.0, 16.0 * c.series.size() - kH);
   out << "<svg xmlns='http://www.w3.org/2000/svg' width='" << num(kLeft + kW + kLegendW)
       << "' height='" << num(height) << "'>\n<text class='title' x='" << num(kLeft) << "' y='18'>"
       << html_escape(c.title) << "</text>\n";
-  if (c.series.empty() || !std::isfinite(xlo)) {
+ if (empty) {
     out << "<text x='" << num(kLeft) << "' y='60'>no data in these results</text></svg>\n";
     return out.str();
   }
@@ -153,7 +154,7 @@ std::string render_bar_chart(const BarChart& c) {
   const double legend_h = c.keys.size() > 1 ? 16.0 * static_cast<double>(c.keys.size()) + 8 : 0;
   std::ostringstream out;
   out << "<svg xmlns='http://www.w3.org/2000/svg' width='" << num(kLabelW + kPlotW + kNoteW)
-      << "' height='" << num(kTop + plot_h + 40 + legend_h) << "'>\n<text class='title' x='10' y='18'>"
+      << "' height='" << num(c.bars.empty() ? 80 : kTop + plot_h + 40 + legend_h) << "'>\n<text class='title' x='10' y='18'>"
       << html_escape(c.title) << "</text>\n";
   if (c.bars.empty()) {
     out << "<text x='10' y='50'>no data in these results</text></svg>\n";
