@@ -532,11 +532,17 @@ SoftmaxPlan softmax_plan(int64_t cols, SoftmaxDtype dtype, bool backward, bool a
     return {vec > 1 ? SoftmaxPath::kWarpVec : SoftmaxPath::kWarpScalar, vec,
             kWarp * kWarpRowsPerBlock, 0};
   const int64_t packs = cols / vec;
-  int threads = 128;
-  while (threads < kMaxBlockThreads && packs > int64_t{threads} * kPacksPerThread) threads *= 2;
   const int64_t rows_staged = backward ? 2 : 1;  // y and dy, or x
   const int64_t pack_bytes = vec * elem;
   const int64_t bytes = packs * pack_bytes * rows_staged;
+  // About kPacksPerThread packs per thread, 128 to 1024 threads. Where shared memory lets two or
+  // more rows share an SM, blocks stop at 512 threads so that registers (≤ 64 per thread under
+  // __launch_bounds__(1024)) let two blocks be resident too, and one row's reduction overlaps
+  // another's loads; an SM's shared memory is taken as the opt-in per block plus the reserve.
+  const bool two_rows_fit = 2 * (bytes + kSmemReserve) <= smem_optin + kSmemReserve;
+  const int max_threads = two_rows_fit ? kMaxBlockThreads / 2 : kMaxBlockThreads;
+  int threads = 128;
+  while (threads < max_threads && packs > int64_t{threads} * kPacksPerThread) threads *= 2;
   if (bytes + kSmemReserve <= smem_optin)
     return {vec > 1 ? SoftmaxPath::kBlockVec : SoftmaxPath::kBlockScalar, vec, threads, bytes};
   // As many packs as fit; the rest of the row is read twice.

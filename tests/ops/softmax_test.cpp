@@ -161,6 +161,7 @@ TEST(SoftmaxPlan, PathsBySize) {
   EXPECT_EQ(v32.smem_bytes, 50304 * 4);
   EXPECT_EQ(v32.threads, 1024);
   EXPECT_EQ(plan(50304, SoftmaxDtype::kBFloat16).smem_bytes, 50304 * 2);
+  EXPECT_EQ(plan(50304, SoftmaxDtype::kBFloat16).threads, 512);  // two rows per SM
   // Backward stages y and dy: bf16 fits (196.5 KiB), fp32 (393 KiB) is read twice.
   EXPECT_EQ(plan(50304, SoftmaxDtype::kBFloat16, true).path, P::kBlockVec);
   // fp32 backward (393 KiB of y and dy) and 65,536 fp32 columns (256 KiB) stage what fits.
