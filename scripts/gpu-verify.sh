@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The team's GPU verification in one device call (phases chosen by name, each time-boxed):
-#   scripts/gpu-verify.sh [tests] [sanitize] [bench:NAME:REGEX[:FLAGS]] [train] [fault] ...
+#   scripts/gpu-verify.sh [tests] [sanitize] [bench@NAME@REGEX[@FLAGS]] [train] [fault] ...
 # Builds into build-gpu/ with the bundled Debian packages (.gpudeps), then runs the phases.
 # Everything lands in $OUT: log.txt (summary), tests.log, sanitize.log, bench-NAME.json,
 # train.json, fault.json.
@@ -27,13 +27,13 @@ for phase in "$@"; do
       export PYTORCH_NO_CUDA_MEMORY_CACHING=1
       ours='SoftmaxFusedGpu.*:OptimGpu.*:*FlashAttentionGpu*_L17_*:*FlashAttentionGpu*_L130_*:FlashAttentionGpuLayout.*'
       for tool in memcheck racecheck synccheck; do
-        (cd "$B" && timeout 150 compute-sanitizer --tool $tool --error-exitcode 1 --print-limit 20 \
+        (cd "$B" && timeout ${SAN_TIMEOUT:-90} compute-sanitizer --tool $tool --error-exitcode 1 --print-limit 20 \
            ./gptbench_tests --gtest_filter="$ours:Dtypes/GemmGpu.CublasLtMatchesReference/*" >> "$OUT/sanitize.log" 2>&1)
         say "compute-sanitizer $tool rc=$? ($(grep -c 'ERROR SUMMARY: 0 errors' "$OUT/sanitize.log") clean summaries so far)"
       done
       unset PYTORCH_NO_CUDA_MEMORY_CACHING ;;
-    bench:*)  # bench:NAME:REGEX[:EXTRA FLAGS] -> bench-NAME.json
-      IFS=: read -r _ name regex extra <<< "$phase"
+    bench@*)  # bench@NAME@REGEX[@EXTRA FLAGS] -> bench-NAME.json
+      IFS=@ read -r _ name regex extra <<< "$phase"
       "$B/gptbench" --benchmark_filter="$regex" --benchmark_out="$OUT/bench-$name.json" \
         --benchmark_out_format=json --benchmark_min_time=${MIN_TIME:-0.1} $extra > /tmp/bench-$name.txt 2>&1
       say "bench $name rc=$? $(grep -c manual_time /tmp/bench-$name.txt) rows, $(grep -c 'ERROR OCCURRED' /tmp/bench-$name.txt) errored"
