@@ -26,7 +26,7 @@ for phase in "$@"; do
     sanitize)
       export PYTORCH_NO_CUDA_MEMORY_CACHING=1
       ours='SoftmaxFusedGpu.*:OptimGpu.*:*FlashAttentionGpu*_L17_*:*FlashAttentionGpu*_L130_*:FlashAttentionGpuLayout.*'
-      for tool in memcheck racecheck synccheck; do
+      for tool in ${SAN_TOOLS:-memcheck racecheck synccheck}; do
         (cd "$B" && timeout ${SAN_TIMEOUT:-90} compute-sanitizer --tool $tool --error-exitcode 1 --print-limit 20 \
            ./gptbench_tests --gtest_filter="$ours:Dtypes/GemmGpu.CublasLtMatchesReference/*" >> "$OUT/sanitize.log" 2>&1)
         say "compute-sanitizer $tool rc=$? ($(grep -c 'ERROR SUMMARY: 0 errors' "$OUT/sanitize.log") clean summaries so far)"
@@ -42,7 +42,9 @@ for phase in "$@"; do
       "$B/gptbench" --benchmark_filter='^(model/train_step|checkpointing|overheads)' --benchmark_out="$OUT/train.json" \
         --benchmark_out_format=json --benchmark_min_time=${MIN_TIME:-0.1} > /tmp/train.txt 2>&1
       say "train rc=$?"; grep 'ERROR OCCURRED' /tmp/train.txt | head -5 | tee -a "$OUT/log.txt"
-      timeout 120 python3 "$ROOT/scripts/peer_pytorch_train.py" 2>&1 | tail -3 | tee -a "$OUT/log.txt" ;;
+      timeout 120 python3 "$ROOT/scripts/peer_pytorch_train.py" > "$OUT/peer.json" 2>&1; say "peer rc=$?" ;;
+    peer)
+      timeout 150 python3 "$ROOT/scripts/peer_pytorch_train.py" > "$OUT/peer.json" 2>&1; say "peer rc=$?" ;;
     fault)
       (cd "$B" && timeout 200 ./gptbench-run -o "$OUT/fault.json" --gptbench_fault=illegal_address \
         --benchmark_filter='^(fault|gemm/cublaslt/bf16/square|softmax/fused/bf16/fwd)/' --benchmark_min_time=0.05 > /dev/null 2>&1)
