@@ -14,7 +14,8 @@ struct Family {
   std::vector<std::string> benchmarks;  // full names, in the order gptbench runs them
 };
 
-// One name per non-empty line (trailing '\r' and spaces dropped), in order; duplicates kept once.
+// One name per non-empty line (trailing '\r' and spaces dropped), in order; duplicates kept
+// once; lines containing a NUL byte are dropped.
 std::vector<std::string> parse_benchmark_list(std::string_view text);
 
 // "gemm/torch/fp32/M:64" -> "gemm"; a name without '/' is its own family.

@@ -172,13 +172,27 @@ class ChildRun {
     bool interrupt_seen = false;
     size_t reported_at_interrupt = 0;
     bool killed = false;
+    // The crash reason quotes the child's stderr after Google Benchmark's banner (date, CPU,
+    // the suite's custom context as "key: value" lines, then "***WARNING***" lines): the
+    // banner ends at its last warning line, or at the latest when the first result reaches
+    // stdout.
+    bool banner_done = false;
     auto on_err = [&](const std::string& s) {
-      outcome_.stderr_tail += s;
-      if (outcome_.stderr_tail.size() > 8192)
-        outcome_.stderr_tail.erase(0, outcome_.stderr_tail.size() - 8192);
+      std::string& tail = outcome_.stderr_tail;
+      tail += s;
+      if (!banner_done) {
+        if (size_t w = tail.rfind("***WARNING***"); w != std::string::npos) {
+          if (size_t nl = tail.find('\n', w); nl != std::string::npos) tail.erase(0, nl + 1);
+        }
+      }
+      if (tail.size() > 8192) tail.erase(0, tail.size() - 8192);
       console_.child_stderr(s);
     };
-    auto on_out = [&](const std::string& s) { console_.child_stdout(s); };
+    auto on_out = [&](const std::string& s) {
+      if (!banner_done) outcome_.stderr_tail.clear();
+      banner_done = true;
+      console_.child_stdout(s);
+    };
     while (child.pump(100, g_wake[0], on_out, on_err)) {
       SignalScope::drain();
       const size_t before = outcome_.reported.size();

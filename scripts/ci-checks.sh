@@ -76,6 +76,7 @@ for f in "${fuzzers[@]}"; do
   log "fuzzing $f for ${fuzz_seconds}s"
   # Committed seeds (and fixed crash inputs, kept as regression inputs) must pass first; then
   # new inputs for a bounded time, into a corpus that persists in the build directory.
+  rm -f "$fuzz/$f"-*-*   # artifacts of an earlier run
   dirs=("$corpus")
   if [ -d "$seeds" ]; then
     ASAN_OPTIONS="$opts" "$fuzz/$f" -runs=0 "$seeds" 2>&1 | tail -n 1
@@ -85,8 +86,9 @@ for f in "${fuzzers[@]}"; do
      -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$fuzz/$f-" \
      "${dirs[@]}" 2>&1 \
      | grep -E "^(stat::number_of_executed_units|stat::new_units_added|Done|==[0-9]+==ERROR|SUMMARY)" || true)
-  if ls "$fuzz/$f-"crash-* "$fuzz/$f-"leak-* "$fuzz/$f-"timeout-* >/dev/null 2>&1; then
-    log "FAILED: $f found inputs that fail: $(ls "$fuzz/$f-"{crash,leak,timeout}-* 2>/dev/null)"
+  failing=$(compgen -G "$fuzz/$f-*-*" || true)   # crash-, leak-, timeout-, oom-<sha>
+  if [ -n "$failing" ]; then
+    log "FAILED: $f found failing inputs (fix, then keep them in $seeds): $failing"
     exit 1
   fi
 done

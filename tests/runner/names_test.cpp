@@ -11,6 +11,9 @@ TEST(Names, ParseListSkipsBlankLinesAndDuplicates) {
   const auto names = parse_benchmark_list("gemm/a/manual_time\r\n\n  \nsoftmax/b \ngemm/a/manual_time\n");
   EXPECT_EQ(names, (std::vector<std::string>{"gemm/a/manual_time", "softmax/b"}));
   EXPECT_TRUE(parse_benchmark_list("").empty());
+  // Regression (runner_fuzz_names): a NUL byte made the filter an invalid regex.
+  using namespace std::string_literals;
+  EXPECT_EQ(parse_benchmark_list("a/b\n\0zeta\\x\nc/d"s), (std::vector<std::string>{"a/b", "c/d"}));
 }
 
 TEST(Names, FamiliesAreFirstPathSegmentInOrderOfAppearance) {
