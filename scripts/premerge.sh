@@ -21,8 +21,8 @@
 set -euo pipefail
 
 # Default subsets: a few minutes on one GPU; seconds on a CPU-only machine.
-readonly kGpuFilter='^(gemm/[^/]+/bf16/M:(768|1024|2048)/|softmax/[^/]+/bf16/|attention/[^/]+/bf16/causal/L:1024/|optim/[^/]+/model:small)'
-readonly kCpuFilter='^(softmax/[^/]+/fp32/rows:(64|256)/|gemm/[^/]+/fp32/M:(64|128)/)'
+readonly kGpuFilter='^(gemm/[^/]+/bf16/small\.|softmax/[^/]+/bf16/fwd/attn\.small/|attention/[^/]+/bf16/causal/fwd/B:8/H:12/L:1024/|optim/[^/]+/fp32/model:small)'
+readonly kCpuFilter='^(gemm/torch/fp32/tiny\.(qkv|mlp_up)\.|softmax/(naive|torch)/fp32/fwd/attn\.tiny/|optim/[^/]+/fp32/model:tiny)'
 
 die() { echo "premerge: error: $*" >&2; exit 2; }
 
