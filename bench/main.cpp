@@ -10,6 +10,7 @@
 #include "fixtures/device_info.h"
 #include "fixtures/family.h"
 #include "fixtures/options.h"
+#include "fixtures/runner.h"
 
 int main(int argc, char** argv) {
   using namespace gptbench;
@@ -50,5 +51,6 @@ int main(int argc, char** argv) {
   register_families();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
+  release_cases();
   return 0;
 }

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # The team's GPU verification in one device call (phases chosen by name, each time-boxed):
-#   scripts/gpu-verify.sh [tests] [sanitize] [bench@NAME@REGEX[@FLAGS]] [train] [fault] ...
+#   scripts/gpu-verify.sh [tests] [tools] [sanitize] [bench@NAME@REGEX[@FLAGS]] [train] [fault]
+#                         [aa@ROUNDS[@REGEX]] ...
+#   tools: the compare/runner/report test binaries (compare's 10k x 10 speed test included)
+#   aa: scripts/premerge.sh with the same binary on both sides (an A/A gate run), into $OUT/aa/
 # Builds into build-gpu/ with the bundled Debian packages (.gpudeps), then runs the phases.
 # Everything lands in $OUT: log.txt (summary), tests.log, sanitize.log, bench-NAME.json,
 # train.json, fault.json.
@@ -23,6 +26,17 @@ for phase in "$@"; do
     tests)
       (cd "$B" && timeout 300 ./gptbench_tests > "$OUT/tests.log" 2>&1); say "tests rc=$?"
       grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \] [A-Za-z]" "$OUT/tests.log" | head -30 | tee -a "$OUT/log.txt" ;;
+    tools)
+      for t in compare/compare_tests runner/runner_tests runner/runner_fixture_tests report/report_tests; do
+        (cd "$B" && timeout 300 ./$t > "$OUT/tools-$(basename $t).log" 2>&1); say "$t rc=$?"
+      done
+      grep TIMING "$OUT/tools-compare_tests.log" | tee -a "$OUT/log.txt" ;;
+    aa@*)  # aa@ROUNDS[@REGEX]
+      IFS=@ read -r _ rounds regex <<< "$phase"
+      "$ROOT/scripts/premerge.sh" --base-bin "$B/gptbench" --new-bin "$B/gptbench" --rounds "$rounds" \
+        ${regex:+--filter "$regex"} --out "$OUT/aa" --compare "$B/compare/gptbench-compare" > "$OUT/aa.txt" 2> "$OUT/aa.log"
+      say "A/A premerge rc=$? (0: no regression)"; tail -5 "$OUT/aa.txt" | tee -a "$OUT/log.txt"
+      rm -f "$OUT"/aa/round-*.log ;;
     sanitize)
       export PYTORCH_NO_CUDA_MEMORY_CACHING=1
       ours='SoftmaxFusedGpu.*:OptimGpu.*:*FlashAttentionGpu*_L17_*:*FlashAttentionGpu*_L130_*:FlashAttentionGpuLayout.*'
@@ -39,7 +53,7 @@ for phase in "$@"; do
       say "bench $name rc=$? $(grep -c manual_time /tmp/bench-$name.txt) rows, $(grep -c 'ERROR OCCURRED' /tmp/bench-$name.txt) errored"
       grep 'ERROR OCCURRED' /tmp/bench-$name.txt | sed 's/  */ /g' | head -8 | tee -a "$OUT/log.txt" ;;
     train)
-      "$B/gptbench" --benchmark_filter='^(model/train_step|checkpointing|overheads)' --benchmark_out="$OUT/train.json" \
+      "$B/gptbench" --benchmark_filter='^(model/(train_step|checkpointing)|overheads)/' --benchmark_out="$OUT/train.json" \
         --benchmark_out_format=json --benchmark_min_time=${MIN_TIME:-0.1} > /tmp/train.txt 2>&1
       say "train rc=$?"; grep 'ERROR OCCURRED' /tmp/train.txt | head -5 | tee -a "$OUT/log.txt"
       timeout 120 python3 "$ROOT/scripts/peer_pytorch_train.py" > "$OUT/peer.json" 2>&1; say "peer rc=$?" ;;
