@@ -1,26 +1,45 @@
 // Fused softmax over the last dimension, forward and backward, fp32 and bf16 storage with fp32
 // arithmetic. Memory-bound: the goal is one read and one write of every element (forward: x in,
-// y out; backward: y and dy in, dx out), so the kernels keep the row on chip between the
-// reduction and the output pass.
+// y out; backward: y and dy in, dx out), with enough bytes in flight that DRAM never waits for
+// the arithmetic. Paths (softmax_plan picks one; the tests pin the choice):
 //
-//   cols <= 1024  one warp per row (4 rows per 128-thread block). Each lane holds its share of
-//                 the row in registers (at most 32 values), so the row is read once.
-//   cols >  1024  one block per row. The row is staged in shared memory while it is read
-//                 (50,304 fp32 columns = 196 KiB fit the 227 KiB opt-in of sm_90); of a longer
-//                 row, as much as fits is staged and the rest read a second time (from L2,
-//                 where it usually still is).
+//   cols <= 1024, warp per row (kWarpVec / kWarpScalar). Each lane holds its share of the row
+//       in registers (<= 32 values): row max (butterfly), exponentials, sum (butterfly), scale,
+//       store. Where a lane's share fits 16 registers (bf16 <= 1024 columns, fp32 <= 512) the
+//       grid is persistent and every warp walks rows with a stride, the loads of its next row
+//       in flight while it computes the current one (a register double buffer; bf16 rows of
+//       1024 are only 2 KiB, so one row per warp leaves DRAM short of requests). Otherwise one
+//       row per warp, the exponentials kept in fp32 registers.
+//   cols > 1024, 16-byte aligned, the row fits shared memory (kBlockVec): block per row,
+//       persistent. The row is copied into shared memory by cp.async (16 bytes per copy, all
+//       of them issued at once, no registers held), then: pass 1 the online (max, sum) of the
+//       thread's packs, one block merge, pass 2 the outputs. During pass 2, as soon as a thread
+//       has stored a pack's output, it issues the cp.async of the same pack of its next row
+//       into the same slot, so the next row streams in while this one is written. Every pack
+//       is touched by one thread only, so the slots need no barrier. Limits (227 KiB opt-in
+//       shared memory of sm_90): forward fp32 <= 57,856 columns, bf16 <= 115,712; backward
+//       (y and dy) half that. A row of <= ~113 KB leaves room for two blocks per SM.
+//       (Registers could hold a row too, but a 100 KB bf16 row of 50,304 columns leaves a
+//       1024-thread block one per SM with no room to prefetch the next row; shared memory
+//       filled by cp.async costs no registers and overlaps rows.)
+//   cols > 1024, longer than shared memory (kBlockPartial) or not 16-byte aligned / cols not
+//       a multiple of the vector (kBlockScalar): the original block kernel: online (max, sum)
+//       while staging what fits in shared memory, then an output pass; the part of the row
+//       that does not fit is read a second time (from L2, usually).
 //
 // Loads and stores are 16 bytes wide (4 fp32 or 8 bf16) when every pointer is 16-byte aligned
 // and cols is a multiple of the vector width; otherwise one element at a time.
 //
-// Forward uses the online max-and-sum (Milakov & Gimelshein, 2018): each thread keeps a running
-// maximum m and a sum s of exp(x - m), rescaling s when m grows; partial (m, s) pairs from
-// threads and warps merge as  M = max(m1, m2),  S = s1·e^(m1-M) + s2·e^(m2-M),  so a single
-// reduction gives both the maximum and the normaliser. Non-finite inputs behave as in
-// torch::softmax: a row of all -inf gives NaN (0/0), a +inf or NaN anywhere in a row makes the
-// whole row NaN, and -inf entries of an otherwise finite row give 0.
+// exp is ex2.approx.ftz of (x − m)·log2(e): one MUFU instruction (max relative error ~2^-22;
+// results below 2^-126 flush to 0, i.e. terms < 1.2e-38 of the row maximum). The online
+// (max, sum) (Milakov & Gimelshein, 2018): each thread keeps a running maximum m and a sum s
+// of exp(x − m), rescaling s when m grows; partial pairs merge as M = max(m1, m2),
+// S = s1·e^(m1−M) + s2·e^(m2−M). Non-finite inputs behave as in torch::softmax: a row of all
+// −inf gives NaN ((−inf) − (−inf)), a +inf or NaN anywhere in a row makes the whole row NaN,
+// and −inf entries of an otherwise finite row give 0.
 //
-// Backward: dx = y·(dy − Σ y·dy), the dot product accumulated in fp32.
+// Backward: dx = y·(dy − Σ y·dy), the dot product accumulated in fp32; the same paths (the
+// warp path without prefetch: y and dy of two rows would not fit the registers).
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -28,8 +47,11 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <type_traits>
 
 #include "ops/cuda_check.h"
@@ -43,13 +65,13 @@ constexpr int kWarp = 32;
 constexpr int kWarpRowsPerBlock = 4;          // warp path: 128-thread blocks, one row per warp
 constexpr int kMaxWarpCols = 1024;            // warp path: at most 32 values per lane
 constexpr int kMaxBlockThreads = 1024;
-constexpr int kBlockUnroll = 4;               // forward block path: packs loaded before use
+constexpr int kBlockUnroll = 4;               // partial/scalar block path: loads before use
 constexpr int kBlockUnrollBwd = 2;            // backward: two tensors, same bytes in flight
 constexpr int kPacksPerThread = 8;            // block path: threads ≈ packs / 8 (128..1024)
 constexpr int64_t kSmemReserve = 1024;        // static shared memory of the block kernels
 constexpr int64_t kDefaultDynamicSmem = 48 * 1024;
 
-// ---- element conversion and 16-byte packs -------------------------------------------------
+// ---- element conversion, exp and 16-byte packs ------------------------------------------------
 
 __device__ __forceinline__ float to_float(float v) { return v; }
 __device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
@@ -61,6 +83,13 @@ __device__ __forceinline__ float from_float<float>(float v) { return v; }
 template <>
 __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
   return __float2bfloat16_rn(v);
+}
+
+// 2^v in one MUFU instruction: -inf -> 0, +inf -> +inf, NaN -> NaN, results below 2^-126 -> 0.
+__device__ __forceinline__ float exp2_approx(float v) {
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(v));
+  return r;
 }
 
 // VEC consecutive elements, aligned to their size (16 bytes for the vector paths).
@@ -91,20 +120,50 @@ __device__ __forceinline__ void store_pack(T* __restrict__ p, const Pack<T, VEC>
   }
 }
 
-// ---- online (max, sum) -------------------------------------------------------------------
+// VEC fp32 values rounded to T and stored; bf16 pairs go through one packed conversion.
+template <typename T, int VEC>
+__device__ __forceinline__ void store_floats(T* __restrict__ p, const float (&f)[VEC]) {
+  Pack<T, VEC> o;
+  if constexpr (std::is_same_v<T, __nv_bfloat16> && VEC % 2 == 0) {
+    auto* o2 = reinterpret_cast<__nv_bfloat162*>(o.v);
+#pragma unroll
+    for (int k = 0; k < VEC / 2; ++k) o2[k] = __floats2bfloat162_rn(f[2 * k], f[2 * k + 1]);
+  } else {
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) o.v[k] = from_float<T>(f[k]);
+  }
+  store_pack<T, VEC>(p, o);
+}
 
-// exp(v - m) for a softmax term; -inf entries contribute 0 even when m is -inf (a row or a
-// thread's share with nothing but -inf), so that case does not produce exp(-inf + inf) = NaN.
+// 16-byte asynchronous copy global -> shared (bypasses L1 and the registers), and its waits.
+__device__ __forceinline__ void cp_async16(void* smem_dst, const void* gmem_src) {
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem_dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(gmem_src)
+               : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+// The calling thread's copies have landed and are visible to it (to it only: the kernels read
+// back only the slots a thread filled itself).
+__device__ __forceinline__ void cp_async_wait_all() {
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+}
+
+// ---- reductions ------------------------------------------------------------------------------
+
+// exp(v - m) for a softmax term of the online sum; -inf entries contribute 0 even when m is
+// -inf (a thread's share with nothing but -inf), so that case does not produce NaN.
 __device__ __forceinline__ float exp_shifted(float v, float m) {
-  return v == -INFINITY ? 0.f : exp2f((v - m) * kLog2e);
+  return v == -INFINITY ? 0.f : exp2_approx((v - m) * kLog2e);
 }
 
 // (m, s) ⊕ (m2, s2). fmaxf never returns NaN unless both are NaN, and m starts at -inf, so m is
 // never NaN; a NaN input reaches s instead and poisons the row, as in torch.
 __device__ __forceinline__ void merge(float& m, float& s, float m2, float s2) {
   const float mx = fmaxf(m, m2);
-  const float a = (m == mx) ? s : s * exp2f((m - mx) * kLog2e);
-  const float b = (m2 == mx) ? s2 : s2 * exp2f((m2 - mx) * kLog2e);
+  const float a = (m == mx) ? s : s * exp2_approx((m - mx) * kLog2e);
+  const float b = (m2 == mx) ? s2 : s2 * exp2_approx((m2 - mx) * kLog2e);
   m = mx;
   s = a + b;  // commutative, so every lane of a butterfly ends with the same bits
 }
@@ -121,6 +180,13 @@ __device__ __forceinline__ void warp_merge(float& m, float& s) {
 __device__ __forceinline__ float warp_sum(float v) {
 #pragma unroll
   for (int off = kWarp / 2; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+  return v;
+}
+
+__device__ __forceinline__ float warp_max(float v) {
+#pragma unroll
+  for (int off = kWarp / 2; off > 0; off >>= 1)
+    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, off));
   return v;
 }
 
@@ -159,62 +225,108 @@ __device__ __forceinline__ float inverse_sum(float m, float s) {
   return m == -INFINITY ? __int_as_float(0x7fffffff) : 1.f / s;
 }
 
-// ---- warp per row ----------------------------------------------------------------------
+// ---- warp per row ----------------------------------------------------------------------------
 
 // Lane l holds packs l, l+32, l+64, ... of its row: NV packs of VEC values (NV·VEC <= 32).
 template <typename T, int VEC, int NV>
-__global__ void __launch_bounds__(kWarp* kWarpRowsPerBlock)
-    softmax_fwd_warp(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int cols) {
-  const int lane = threadIdx.x % kWarp;
-  const int64_t row = static_cast<int64_t>(blockIdx.x) * kWarpRowsPerBlock + threadIdx.x / kWarp;
-  if (row >= rows) return;  // the whole warp leaves together: row is uniform in a warp
-  const T* xr = x + row * cols;
-  T* yr = y + row * cols;
-
-  float v[NV][VEC];
-  float m = -INFINITY;
+__device__ __forceinline__ void warp_load_row(Pack<T, VEC> (&p)[NV], const T* __restrict__ xr,
+                                              int lane, int cols) {
 #pragma unroll
   for (int j = 0; j < NV; ++j) {
     const int c = (j * kWarp + lane) * VEC;
-    if (c < cols) {  // cols is a multiple of VEC, so the whole pack is inside the row
-      const Pack<T, VEC> p = load_pack<T, VEC>(xr + c);
-#pragma unroll
-      for (int k = 0; k < VEC; ++k) {
-        v[j][k] = to_float(p.v[k]);
-        m = fmaxf(m, v[j][k]);
-      }
-    } else {
-#pragma unroll
-      for (int k = 0; k < VEC; ++k) v[j][k] = -INFINITY;
-    }
+    if (c < cols) p[j] = load_pack<T, VEC>(xr + c);  // cols % VEC == 0: the pack is inside
   }
-  // The lane's terms relative to its own maximum; one merge across the warp rescales them.
+}
+
+// softmax of the row whose share this lane holds in p, written to yr. KEEP_EXP: the
+// exponentials stay in fp32 registers between the sum and the output (one exp per element);
+// otherwise they are recomputed (two per element, fewer registers).
+template <bool KEEP_EXP, typename T, int VEC, int NV>
+__device__ __forceinline__ void warp_softmax_row(const Pack<T, VEC> (&p)[NV], T* __restrict__ yr,
+                                                 int lane, int cols) {
+  float m = -INFINITY;
+#pragma unroll
+  for (int j = 0; j < NV; ++j)
+    if ((j * kWarp + lane) * VEC < cols)
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) m = fmaxf(m, to_float(p[j].v[k]));
+  m = warp_max(m);  // the row maximum; -inf only for a row of -inf, whose (x - m) are NaN
+  float e[KEEP_EXP ? NV : 1][VEC];
   float s = 0.f;
 #pragma unroll
   for (int j = 0; j < NV; ++j)
+    if ((j * kWarp + lane) * VEC < cols)
 #pragma unroll
-    for (int k = 0; k < VEC; ++k) {
-      v[j][k] = exp_shifted(v[j][k], m);
-      s += v[j][k];
-    }
-  float row_m = m, row_s = s;
-  warp_merge(row_m, row_s);
-  const float rescale = (m == row_m) ? 1.f : exp2f((m - row_m) * kLog2e);
-  const float scale = rescale * inverse_sum(row_m, row_s);
+      for (int k = 0; k < VEC; ++k) {
+        const float ek = exp2_approx((to_float(p[j].v[k]) - m) * kLog2e);
+        if constexpr (KEEP_EXP) e[j][k] = ek;
+        s += ek;
+      }
+  const float inv = 1.f / warp_sum(s);
 #pragma unroll
   for (int j = 0; j < NV; ++j) {
     const int c = (j * kWarp + lane) * VEC;
     if (c < cols) {
-      Pack<T, VEC> p;
+      float o[VEC];
 #pragma unroll
-      for (int k = 0; k < VEC; ++k) p.v[k] = from_float<T>(v[j][k] * scale);
-      store_pack<T, VEC>(yr + c, p);
+      for (int k = 0; k < VEC; ++k) {
+        if constexpr (KEEP_EXP)
+          o[k] = e[j][k] * inv;
+        else
+          o[k] = exp2_approx((to_float(p[j].v[k]) - m) * kLog2e) * inv;
+      }
+      store_floats<T, VEC>(yr + c, o);
+    }
+  }
+}
+
+// Whether the warp kernel prefetches: a lane's share of a row fits 16 registers (bf16 rows of
+// <= 1024 columns, fp32 of <= 512, in 16-byte packs).
+template <typename T, int VEC, int NV>
+constexpr bool warp_prefetches() {
+  return NV * ((VEC * static_cast<int>(sizeof(T)) + 3) / 4) <= 16;
+}
+
+// Blocks per SM the register allocation must allow (a floor on occupancy): prefetching 8 (32
+// warps, <= 64 registers), other 16-byte paths 10 (40 warps, <= 48), scalar paths none.
+template <typename T, int VEC, int NV>
+constexpr int warp_min_blocks() {
+  return warp_prefetches<T, VEC, NV>() ? 8 : VEC > 1 ? 10 : 1;
+}
+
+// Prefetching (see warp_prefetches): persistent; warp w of the grid handles rows w, w + W,
+// w + 2W, ... (W warps in the grid) and issues the loads of row r + W before it computes row r,
+// which doubles the bytes in flight per warp; the exponentials are recomputed to keep
+// registers, and so occupancy, up. Otherwise: one row per warp (the grid covers every row),
+// the exponentials kept in registers — the row alone fills them.
+template <typename T, int VEC, int NV>
+__global__ void __launch_bounds__(kWarp* kWarpRowsPerBlock, warp_min_blocks<T, VEC, NV>())
+    softmax_fwd_warp(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int cols) {
+  using P = Pack<T, VEC>;
+  const int lane = threadIdx.x % kWarp;
+  int64_t row = static_cast<int64_t>(blockIdx.x) * kWarpRowsPerBlock + threadIdx.x / kWarp;
+  if (row >= rows) return;  // the whole warp leaves together: row is uniform in a warp
+  P cur[NV];
+  warp_load_row<T, VEC, NV>(cur, x + row * cols, lane, cols);
+  if constexpr (!warp_prefetches<T, VEC, NV>()) {
+    warp_softmax_row<true, T, VEC, NV>(cur, y + row * cols, lane, cols);
+  } else {
+    const int64_t stride = static_cast<int64_t>(gridDim.x) * kWarpRowsPerBlock;
+    while (true) {
+      const int64_t next = row + stride;
+      P nxt[NV];
+      if (next < rows) warp_load_row<T, VEC, NV>(nxt, x + next * cols, lane, cols);
+      warp_softmax_row<false, T, VEC, NV>(cur, y + row * cols, lane, cols);
+      if (next >= rows) break;
+      row = next;
+#pragma unroll
+      for (int j = 0; j < NV; ++j) cur[j] = nxt[j];
     }
   }
 }
 
 template <typename T, int VEC, int NV>
-__global__ void __launch_bounds__(kWarp* kWarpRowsPerBlock)
+__global__ void __launch_bounds__(kWarp* kWarpRowsPerBlock, VEC > 1 ? 6 : 4)
     softmax_bwd_warp(const T* __restrict__ y, const T* __restrict__ dy, T* __restrict__ dx,
                      int64_t rows, int cols) {
   const int lane = threadIdx.x % kWarp;
@@ -243,15 +355,121 @@ __global__ void __launch_bounds__(kWarp* kWarpRowsPerBlock)
   for (int j = 0; j < NV; ++j) {
     const int c = (j * kWarp + lane) * VEC;
     if (c < cols) {
-      Pack<T, VEC> p;
+      float o[VEC];
 #pragma unroll
-      for (int k = 0; k < VEC; ++k) p.v[k] = from_float<T>(yv[j][k] * (gv[j][k] - dot));
-      store_pack<T, VEC>(dx + off + c, p);
+      for (int k = 0; k < VEC; ++k) o[k] = yv[j][k] * (gv[j][k] - dot);
+      store_floats<T, VEC>(dx + off + c, o);
     }
   }
 }
 
-// ---- block per row -------------------------------------------------------------------------
+// ---- block per row, row staged by cp.async, next row prefetched (kBlockVec) -------------------
+
+// Thread t owns packs t, t + blockDim, t + 2·blockDim, ... of every row: it issues their copies,
+// reads them back, and refills their slots with the next row's, so no barrier guards the slots.
+template <typename T>
+__global__ void __launch_bounds__(kMaxBlockThreads)
+    softmax_fwd_staged(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int cols) {
+  constexpr int VEC = 16 / sizeof(T);
+  using P = Pack<T, VEC>;
+  extern __shared__ __align__(16) unsigned char smem[];
+  P* buf = reinterpret_cast<P*>(smem);  // (packs,) one row
+  const int packs = cols / VEC;
+  const int nt = blockDim.x, tid = threadIdx.x;
+  int64_t row = blockIdx.x;  // the host launches at most `rows` blocks
+  for (int i = tid; i < packs; i += nt)
+    cp_async16(buf + i, x + row * cols + static_cast<int64_t>(i) * VEC);
+  cp_async_commit();
+  for (; row < rows; row += gridDim.x) {
+    cp_async_wait_all();
+    float m = -INFINITY, s = 0.f;
+#pragma unroll 2
+    for (int i = tid; i < packs; i += nt) {
+      const P p = buf[i];
+      float f[VEC];
+      float pm = -INFINITY;
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) {
+        f[k] = to_float(p.v[k]);
+        pm = fmaxf(pm, f[k]);
+      }
+      if (pm > m) {  // the running maximum grows: rescale what was summed so far
+        s *= exp2_approx((m - pm) * kLog2e);  // m = -inf: s is 0 (or NaN) times 0
+        m = pm;
+      }
+      // m = -inf here only if every value so far is -inf: shift by 0 so they give exp = 0.
+      const float ms = m == -INFINITY ? 0.f : m;
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) s += exp2_approx((f[k] - ms) * kLog2e);
+    }
+    block_merge(m, s);
+    const float inv = inverse_sum(m, s);
+    const int64_t next = row + gridDim.x;
+    const bool more = next < rows;
+    T* yr = y + row * cols;
+#pragma unroll 2
+    for (int i = tid; i < packs; i += nt) {
+      const P p = buf[i];
+      float o[VEC];
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) o[k] = exp2_approx((to_float(p.v[k]) - m) * kLog2e) * inv;
+      store_floats<T, VEC>(yr + static_cast<int64_t>(i) * VEC, o);
+      // The slot's old contents are in registers (the store above used them): refill it.
+      if (more) cp_async16(buf + i, x + next * cols + static_cast<int64_t>(i) * VEC);
+    }
+    cp_async_commit();
+  }
+}
+
+// Backward: slots for y (packs,) then dy (packs,), same ownership and prefetch.
+template <typename T>
+__global__ void __launch_bounds__(kMaxBlockThreads)
+    softmax_bwd_staged(const T* __restrict__ y, const T* __restrict__ dy, T* __restrict__ dx,
+                       int64_t rows, int cols) {
+  constexpr int VEC = 16 / sizeof(T);
+  using P = Pack<T, VEC>;
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int packs = cols / VEC;
+  P* buf_y = reinterpret_cast<P*>(smem);  // (packs,)
+  P* buf_g = buf_y + packs;               // (packs,)
+  const int nt = blockDim.x, tid = threadIdx.x;
+  int64_t row = blockIdx.x;
+  for (int i = tid; i < packs; i += nt) {
+    const int64_t off = row * cols + static_cast<int64_t>(i) * VEC;
+    cp_async16(buf_y + i, y + off);
+    cp_async16(buf_g + i, dy + off);
+  }
+  cp_async_commit();
+  for (; row < rows; row += gridDim.x) {
+    cp_async_wait_all();
+    float dot = 0.f;
+#pragma unroll 2
+    for (int i = tid; i < packs; i += nt) {
+      const P py = buf_y[i], pg = buf_g[i];
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) dot = fmaf(to_float(py.v[k]), to_float(pg.v[k]), dot);
+    }
+    dot = block_sum(dot);
+    const int64_t next = row + gridDim.x;
+    const bool more = next < rows;
+#pragma unroll 2
+    for (int i = tid; i < packs; i += nt) {
+      const P py = buf_y[i], pg = buf_g[i];
+      float o[VEC];
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) o[k] = to_float(py.v[k]) * (to_float(pg.v[k]) - dot);
+      store_floats<T, VEC>(dx + row * cols + static_cast<int64_t>(i) * VEC, o);
+      if (more) {
+        const int64_t off = next * cols + static_cast<int64_t>(i) * VEC;
+        cp_async16(buf_y + i, y + off);
+        cp_async16(buf_g + i, dy + off);
+      }
+    }
+    cp_async_commit();
+  }
+}
+
+// ---- block per row, original kernels (kBlockScalar, kBlockPartial) -----------------------
 
 // Thread t handles packs t, t + blockDim, t + 2·blockDim, ... in both passes, so every thread
 // reads back from shared memory only the packs it wrote itself. The first `staged` packs of the
@@ -367,9 +585,13 @@ __global__ void __launch_bounds__(kMaxBlockThreads)
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-int64_t smem_optin_of_current_device() {
+int current_device() {
   int dev = 0;
   CUDA_CHECK(cudaGetDevice(&dev));
+  return dev;
+}
+
+int64_t smem_optin_of(int dev) {
   int v = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
   return v;
@@ -401,10 +623,52 @@ dim3 block_grid(int64_t rows) {  // the block kernels loop over rows beyond the 
   return dim3(static_cast<unsigned>(rows < (int64_t{1} << 30) ? rows : (int64_t{1} << 30)));
 }
 
+// Lets `kernel` use all of the device's opt-in shared memory (once per kernel and device) and
+// returns how many blocks of `threads` threads and `smem` dynamic bytes are resident on the whole
+// device at once (cached): the size of a persistent grid.
+template <typename Kernel>
+int64_t resident_blocks(Kernel kernel, int threads, int64_t smem) {
+  static std::mutex mu;
+  static std::map<std::tuple<const void*, int, int, int64_t>, int64_t> cache;
+  const int dev = current_device();
+  const auto key = std::make_tuple(reinterpret_cast<const void*>(kernel), dev, threads, smem);
+  std::lock_guard<std::mutex> lock(mu);
+  const auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  if (smem > kDefaultDynamicSmem) {
+    cudaFuncAttributes attr{};
+    CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
+    // Always the same value (the most the kernel can have), so the order of calls is immaterial.
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(smem_optin_of(dev) - attr.sharedSizeBytes)));
+  }
+  int per_sm = 0, sms = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads,
+                                                           static_cast<size_t>(smem)));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  const int64_t blocks = int64_t{std::max(per_sm, 1)} * sms;
+  cache.emplace(key, blocks);
+  return blocks;
+}
+
+template <typename Kernel>
+void allow_smem(Kernel kernel, int64_t bytes) {
+  if (bytes > kDefaultDynamicSmem)
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(bytes)));
+}
+
 template <typename T, int VEC, int NV>
 void fwd_warp(const T* x, T* y, int64_t rows, int cols, cudaStream_t st) {
   if constexpr (NV * VEC <= kMaxWarpCols / kWarp) {
-    softmax_fwd_warp<T, VEC, NV><<<warp_grid(rows), kWarp * kWarpRowsPerBlock, 0, st>>>(x, y, rows, cols);
+    auto kernel = softmax_fwd_warp<T, VEC, NV>;
+    constexpr int threads = kWarp * kWarpRowsPerBlock;
+    int64_t blocks = ceil_div(rows, kWarpRowsPerBlock);
+    if constexpr (warp_prefetches<T, VEC, NV>())
+      blocks = std::min(blocks, resident_blocks(kernel, threads, 0));  // persistent
+    else if (blocks > INT_MAX)
+      throw std::invalid_argument("softmax: too many rows for one launch");
+    kernel<<<static_cast<unsigned>(blocks), threads, 0, st>>>(x, y, rows, cols);
     CUDA_CHECK_LAUNCH();
   } else {
     throw std::logic_error("softmax: warp path with too many values per lane");
@@ -436,13 +700,6 @@ void with_packs_per_lane(int nv, F&& f) {
   }
 }
 
-template <typename Kernel>
-void allow_smem(Kernel kernel, int64_t bytes) {
-  if (bytes > kDefaultDynamicSmem)
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    static_cast<int>(bytes)));
-}
-
 template <typename T, int VEC>
 void forward_vec(const T* x, T* y, int64_t rows, int cols, const SoftmaxPlan& plan,
                  cudaStream_t st) {
@@ -454,6 +711,16 @@ void forward_vec(const T* x, T* y, int64_t rows, int cols, const SoftmaxPlan& pl
       });
       return;
     case SoftmaxPath::kBlockVec:
+      if constexpr (VEC * sizeof(T) == 16) {
+        auto kernel = softmax_fwd_staged<T>;
+        const int64_t blocks =
+            std::min(rows, resident_blocks(kernel, plan.threads, plan.smem_bytes));
+        kernel<<<static_cast<unsigned>(blocks), plan.threads, plan.smem_bytes, st>>>(x, y, rows,
+                                                                                    cols);
+        CUDA_CHECK_LAUNCH();
+        return;
+      }
+      throw std::logic_error("softmax: staged block path needs 16-byte packs");
     case SoftmaxPath::kBlockScalar:
     case SoftmaxPath::kBlockPartial: {
       auto kernel = softmax_fwd_block<T, VEC>;
@@ -477,6 +744,16 @@ void backward_vec(const T* y, const T* dy, T* dx, int64_t rows, int cols, const 
       });
       return;
     case SoftmaxPath::kBlockVec:
+      if constexpr (VEC * sizeof(T) == 16) {
+        auto kernel = softmax_bwd_staged<T>;
+        const int64_t blocks =
+            std::min(rows, resident_blocks(kernel, plan.threads, plan.smem_bytes));
+        kernel<<<static_cast<unsigned>(blocks), plan.threads, plan.smem_bytes, st>>>(
+            y, dy, dx, rows, cols);
+        CUDA_CHECK_LAUNCH();
+        return;
+      }
+      throw std::logic_error("softmax: staged block path needs 16-byte packs");
     case SoftmaxPath::kBlockScalar:
     case SoftmaxPath::kBlockPartial: {
       auto kernel = softmax_bwd_block<T, VEC>;
@@ -494,7 +771,7 @@ template <typename T>
 void forward_typed(const void* x, void* y, int64_t rows, int64_t cols, cudaStream_t st) {
   const SoftmaxDtype dt = sizeof(T) == 4 ? SoftmaxDtype::kFloat32 : SoftmaxDtype::kBFloat16;
   const SoftmaxPlan plan = softmax_plan(cols, dt, /*backward=*/false, aligned16(x) && aligned16(y),
-                                        smem_optin_of_current_device());
+                                        smem_optin_of(current_device()));
   const auto* xt = static_cast<const T*>(x);
   auto* yt = static_cast<T*>(y);
   const int c = static_cast<int>(cols);
@@ -510,7 +787,7 @@ void backward_typed(const void* y, const void* dy, void* dx, int64_t rows, int64
   const SoftmaxDtype dt = sizeof(T) == 4 ? SoftmaxDtype::kFloat32 : SoftmaxDtype::kBFloat16;
   const SoftmaxPlan plan =
       softmax_plan(cols, dt, /*backward=*/true, aligned16(y) && aligned16(dy) && aligned16(dx),
-                   smem_optin_of_current_device());
+                   smem_optin_of(current_device()));
   const auto* yt = static_cast<const T*>(y);
   const auto* gt = static_cast<const T*>(dy);
   auto* dxt = static_cast<T*>(dx);

@@ -12,9 +12,14 @@ enum class SoftmaxDtype { kFloat32, kBFloat16 };
 
 // How a launcher will run a problem (chosen by softmax_plan; exposed for tests and docs).
 enum class SoftmaxPath {
-  kWarpVec,       // one warp per row, the row in registers, 16-byte loads (cols <= 1024)
+  kWarpVec,       // one warp per row, the row in registers, 16-byte loads (cols <= 1024); the
+                  // forward prefetches the warp's next row where a lane's share fits 16
+                  // registers (bf16 <= 1024 columns, fp32 <= 512), on a persistent grid
   kWarpScalar,    // one warp per row, the row in registers, element loads (cols <= 1024)
-  kBlockVec,      // one block per row, the row staged in shared memory, 16-byte loads
+  kBlockVec,      // one block per row on a persistent grid, the whole row (backward: y and dy)
+                  // copied into shared memory by 16-byte cp.async, read from DRAM once; the
+                  // next row streams in while this one is written (fp32 <= 57,856 columns,
+                  // bf16 <= 115,712 forward on sm_90; half that backward)
   kBlockScalar,   // one block per row, the row staged in shared memory, element loads
   kBlockPartial,  // one block per row, longer than shared memory: as much as fits is staged,
                   // the rest read twice

@@ -176,6 +176,15 @@ TEST(SoftmaxPlan, PathsBySize) {
   // Block sizes aim at about 8 packs per thread, 128..1024 threads.
   EXPECT_EQ(plan(2048, SoftmaxDtype::kFloat32).threads, 128);
   EXPECT_EQ(plan(16384, SoftmaxDtype::kFloat32).threads, 512);
+  // The single-read (staged) limits: the row plus the 1 KiB reserve within the opt-in.
+  EXPECT_EQ(plan(57856, SoftmaxDtype::kFloat32).path, P::kBlockVec);
+  EXPECT_EQ(plan(57860, SoftmaxDtype::kFloat32).path, P::kBlockPartial);
+  EXPECT_EQ(plan(115712, SoftmaxDtype::kBFloat16).path, P::kBlockVec);
+  EXPECT_EQ(plan(115720, SoftmaxDtype::kBFloat16).path, P::kBlockPartial);
+  EXPECT_EQ(plan(57856, SoftmaxDtype::kBFloat16, true).path, P::kBlockVec);
+  EXPECT_EQ(plan(57864, SoftmaxDtype::kBFloat16, true).path, P::kBlockPartial);
+  // The staged path's smem is the whole row (y and dy backward), so the kernel can index it.
+  EXPECT_EQ(plan(4096, SoftmaxDtype::kBFloat16, true).smem_bytes, 2 * 4096 * 2);
 }
 #endif
 
@@ -183,7 +192,8 @@ TEST(SoftmaxPlan, PathsBySize) {
 
 bool have_gpu() { return torch::cuda::is_available() && softmax_fused_available(); }
 
-// fp32: exp2f is within 2 ulp, its argument (x − m)·log2e carries |x − m|·2⁻²⁴ (terms that
+// fp32: ex2.approx is within ~2 ulp (and flushes results below 2⁻¹²⁶, i.e. terms below 1.2e-38
+// of the row maximum, to 0: within the 1e-30 absolute allowance), its argument (x − m)·log2e carries |x − m|·2⁻²⁴ (terms that
 // matter have |x − m| < ~30), and the row sum is accumulated serially over ≤ 64 values per
 // thread then by a tree: together < 1e-5 relative; 2e-5 leaves room.
 // bf16: the fp32 result is rounded once to 8 significant bits, relative error ≤ 2⁻⁸.
@@ -193,11 +203,20 @@ struct GpuSize {
   int64_t rows, cols;
 };
 // The odd sizes (1, 31, 1023, 50304 columns) and one size per launch path: 1024 (warp,
-// vector), 1025 (block, scalar), 4096 (block, vector), 50303 (block, scalar, long), 65536
-// (fp32 forward reads the row twice), 131072 (bf16 too).
-const std::vector<GpuSize> kGpuSizes = {{37, 1},     {67, 31},    {33, 1023},  {9, 50304},
-                                        {45, 1024},  {7, 1025},   {11, 4096},  {5, 50303},
-                                        {3, 65536},  {2, 131072}, {1000, 128}, {1, 1}};
+// vector; bf16 prefetches), 512 (warp, vector, fp32 prefetches too), 1025 (block, scalar), 4096
+// (block, staged), 50303 (block, scalar, long), 57856 (fp32 forward's staged limit; bf16
+// backward's), 57860 (just past it: fp32 reads part of the row twice), 65536 (fp32 partial,
+// bf16 staged), 115712 (bf16 forward's staged limit), 131072 (bf16 partial too).
+const std::vector<GpuSize> kGpuSizes = {
+    {37, 1},    {67, 31},    {33, 1023},  {9, 50304},  {45, 1024}, {7, 1025},
+    {11, 4096}, {5, 50303},  {3, 65536},  {2, 131072}, {1000, 128}, {1, 1},
+    {19, 512},  {3, 57856},  {3, 57860},  {2, 115712}};
+
+// More rows than the persistent grids have warps or blocks, so every warp or block walks
+// several rows and prefetches the next: the warp path (bf16 1024, fp32 512: ≤ 132 SMs × 8
+// blocks × 4 warps = 4,224 warps on an H100/H200) and the staged block path (4096: ≤ ~1,700
+// blocks; 50304: 132–264 blocks). Row counts are not multiples of any grid.
+const std::vector<GpuSize> kManyRows = {{20011, 1024}, {20011, 512}, {5003, 4096}, {601, 50304}};
 
 TEST(SoftmaxFusedGpu, ForwardMatchesFloat64) {
   if (!have_gpu()) GTEST_SKIP() << "needs a CUDA GPU and a build with CUDA kernels";
@@ -229,6 +248,24 @@ TEST(SoftmaxFusedGpu, BackwardMatchesFloat64) {
   }
 }
 
+TEST(SoftmaxFusedGpu, ManyRowsPersistentGrids) {
+  if (!have_gpu()) GTEST_SKIP() << "needs a CUDA GPU and a build with CUDA kernels";
+  for (auto dtype : {at::kFloat, at::kBFloat16}) {
+    for (const auto& s : kManyRows) {
+      const std::string tag = std::string(c10::toString(dtype)) + " " + std::to_string(s.rows) +
+                              "x" + std::to_string(s.cols);
+      auto x = random_rows(s.rows, s.cols, 600 + s.cols, dtype, at::kCUDA);
+      auto ref = softmax_reference(x);
+      expect_within(softmax_fused(x), ref, forward_bound(ref, kernel_rtol(dtype), 1e-30), tag);
+      auto y = ref.to(at::kCUDA, dtype);
+      auto dy = random_rows(s.rows, s.cols, 700 + s.cols, dtype, at::kCUDA, 1.0);
+      auto dref = softmax_backward_reference(y, dy);
+      expect_within(softmax_backward_fused(y, dy), dref,
+                    backward_bound(y, dy, dref, kernel_rtol(dtype), 1e-30), "bwd " + tag);
+    }
+  }
+}
+
 // Pointers that are not 16-byte aligned take the element-by-element path.
 TEST(SoftmaxFusedGpu, MisalignedInputs) {
   if (!have_gpu()) GTEST_SKIP() << "needs a CUDA GPU and a build with CUDA kernels";
@@ -255,11 +292,13 @@ TEST(SoftmaxFusedGpu, MisalignedInputs) {
 
 // Non-finite inputs as torch::softmax handles them: a row of -inf is NaN, -inf entries of a
 // finite row are 0, large values are shifted by the row maximum (no overflow), and a +inf or
-// NaN anywhere makes the row NaN. One row layout per launch path.
+// NaN anywhere makes the row NaN. One row layout per launch path (31 warp scalar, 512 and 1024
+// warp vector, 4096 and 50304 staged, 4099 block scalar, 65536 staged in bf16 and partial in
+// fp32, 131072 partial).
 TEST(SoftmaxFusedGpu, NonFiniteRows) {
   if (!have_gpu()) GTEST_SKIP() << "needs a CUDA GPU and a build with CUDA kernels";
   for (auto dtype : {at::kFloat, at::kBFloat16}) {
-    for (int64_t cols : {31, 1024, 4099, 50304, 65536}) {
+    for (int64_t cols : {31, 512, 1024, 4096, 4099, 50304, 65536, 131072}) {
       auto x = random_rows(7, cols, 400 + cols, at::kFloat, at::kCPU);
       x[0].fill_(-kInf);
       x[1].slice(0, 0, (cols + 1) / 2).fill_(-kInf);
