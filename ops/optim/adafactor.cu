@@ -5,8 +5,9 @@
 // accumulate in registers, then in shared memory, then one atomic per column and tile.
 //   1. stats:   read p, g (8 B/param): Σp², row sums and column sums of g².
 //               Unfactored (1-D): read p, g, v, write v (16 B/param): v ← lerp(v, g², w), Σu².
-//   2. factors: one block per factored tensor: R ← lerp(R, rowsum/cols, w),
-//               C ← lerp(C, colsum/rows, w), mean(R)  (rows + cols values).
+//   2. factors: over the tiles (a tile of the first column piece updates its rows, one of the
+//               first row band its columns): R ← lerp(R, rowsum/cols, w),
+//               C ← lerp(C, colsum/rows, w), Σ R  (rows + cols values).
 //   3. norm:    read g (4 B/param): Σu², u = g / sqrt(max(R_i·C_j / max(mean R, eps1), eps1²)).
 //   4. apply:   read p, g (+ v), write p (12 B/param; 16 unfactored):
 //               p ← p·decay − α/max(1, RMS(u)/d) · u,  α = max(eps2, RMS(p))·ρ.
@@ -151,29 +152,46 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // ---- 2. factors -------------------------------------------------------------------------
+// Over the same tile table as the other passes (thousands of blocks, not one per tensor: a
+// single block walking wte's 50,257 rows was a serial ~0.1 ms): a tile in the first column
+// piece of its tensor owns its rows, a tile in the first row band owns its columns.
+//   R ← lerp(R, rowsum/cols, w) (and Σ R into stats->row_sum_r), C ← lerp(C, colsum/rows, w).
 
 __global__ void __launch_bounds__(kThreads)
-    factors_kernel(const AdafactorTensor* __restrict__ tensors, AdafactorScalars s) {
+    factors_kernel(const AdafactorTensor* __restrict__ tensors,
+                   const AdafactorTile* __restrict__ tiles, int64_t num_tiles, AdafactorScalars s) {
   __shared__ float red[kWarps];
-  const AdafactorTensor t = tensors[blockIdx.x];
-  if (!t.factored) return;
-  float rsum = 0.f;
-  for (int64_t i = threadIdx.x; i < t.rows; i += kThreads) {
-    const float r = lerp_torch(t.row[i], t.row_sum[i] / static_cast<float>(t.cols), s.w);
-    t.row[i] = r;
-    rsum += r;
+  for (int64_t i = blockIdx.x; i < num_tiles; i += gridDim.x) {
+    const AdafactorTile tile = tiles[i];
+    const AdafactorTensor t = tensors[tile.tensor];
+    if (!t.factored) continue;
+    if (tile.col0 == 0) {  // uniform over the block: block_sum is reached by every thread
+      float rsum = 0.f;
+      for (int r = threadIdx.x; r < tile.nrows; r += kThreads) {
+        const int64_t row = tile.row0 + r;
+        const float v = lerp_torch(t.row[row], t.row_sum[row] / static_cast<float>(t.cols), s.w);
+        t.row[row] = v;
+        rsum += v;
+      }
+      rsum = block_sum(rsum, red);
+      if (threadIdx.x == 0) atomicAdd(&t.stats->row_sum_r, static_cast<double>(rsum));
+    }
+    if (tile.row0 == 0) {
+      for (int c = threadIdx.x; c < tile.ncols; c += kThreads) {
+        const int64_t col = tile.col0 + c;
+        t.col[col] = lerp_torch(t.col[col], t.col_sum[col] / static_cast<float>(t.rows), s.w);
+      }
+    }
   }
-  rsum = block_sum(rsum, red);
-  if (threadIdx.x == 0) t.stats->row_mean = static_cast<double>(rsum) / static_cast<double>(t.rows);
-  for (int64_t j = threadIdx.x; j < t.cols; j += kThreads)
-    t.col[j] = lerp_torch(t.col[j], t.col_sum[j] / static_cast<float>(t.rows), s.w);
 }
 
 // ---- 3. norm and 4. apply (factored tiles share the walk) --------------------------------
 
-__device__ __forceinline__ float factored_u(float g, float r, float c, float mr,
-                                            const AdafactorScalars& s) {
-  return g * rsqrtf(fmaxf((r * c) / mr, s.eps1_sq));
+// u = g / sqrt(max(R_i·C_j / max(mean R, eps1), eps1²)), with rs = R_i · (1 / max(mean R, eps1))
+// formed once per row: (R_i·(1/m))·C_j instead of (R_i·C_j)/m, within 2 ulp of each other, and
+// no division in the loops.
+__device__ __forceinline__ float factored_u(float g, float rs, float c, const AdafactorScalars& s) {
+  return g * rsqrtf(fmaxf(rs * c, s.eps1_sq));
 }
 
 // Per-tensor step scale α / max(1, RMS(u)/d) from the stats of this step.
@@ -193,13 +211,14 @@ __device__ void walk_factored(const AdafactorTensor& t, const AdafactorTile& til
   const G* __restrict__ g = static_cast<const G*>(t.g);
   float* __restrict__ p = t.p;
   const float* __restrict__ col = t.col + tile.col0;
-  const float mr = fmaxf(static_cast<float>(t.stats->row_mean), s.eps1);
+  const float inv_mr = __frcp_rn(fmaxf(
+      static_cast<float>(t.stats->row_sum_r / static_cast<double>(t.rows)), s.eps1));
   const float scale = kApply ? step_scale(t, s) : 0.f;
   float usq = 0.f;
   for (int r = wp; r < tile.nrows; r += kWarps) {
     const int64_t row = tile.row0 + r;
     const int64_t base = row * t.cols + tile.col0;
-    const float rr = t.row[row];
+    const float rs = t.row[row] * inv_mr;
     if (kVec) {
 #pragma unroll
       for (int k = 0; k < 8; ++k) {
@@ -211,7 +230,7 @@ __device__ void walk_factored(const AdafactorTensor& t, const AdafactorTile& til
           if (kApply) pp = load4(p + base + c);
 #pragma unroll
           for (int j = 0; j < 4; ++j) {
-            const float u = factored_u(lane(gg, j), rr, lane(cc, j), mr, s);
+            const float u = factored_u(lane(gg, j), rs, lane(cc, j), s);
             if (kApply)
               lane(pp, j) = lane(pp, j) * s.decay - scale * u;
             else
@@ -225,7 +244,7 @@ __device__ void walk_factored(const AdafactorTensor& t, const AdafactorTile& til
       for (int k = 0; k < 32; ++k) {
         const int c = ln + 32 * k;
         if (c < tile.ncols) {
-          const float u = factored_u(load_grad(g + base + c), rr, col[c], mr, s);
+          const float u = factored_u(load_grad(g + base + c), rs, col[c], s);
           if (kApply)
             p[base + c] = p[base + c] * s.decay - scale * u;
           else
@@ -306,7 +325,8 @@ void launch(const AdafactorTensor* tensors, int64_t num_tensors, const Adafactor
   stats_kernel<G><<<grid_for(stats_kernel<G>, num_tiles), kThreads, 0, stream>>>(
       tensors, tiles, num_tiles, s);
   CUDA_CHECK_LAUNCH();
-  factors_kernel<<<static_cast<unsigned>(num_tensors), kThreads, 0, stream>>>(tensors, s);
+  factors_kernel<<<grid_for(factors_kernel, num_tiles), kThreads, 0, stream>>>(tensors, tiles,
+                                                                             num_tiles, s);
   CUDA_CHECK_LAUNCH();
   norm_kernel<G><<<grid_for(norm_kernel<G>, num_tiles), kThreads, 0, stream>>>(
       tensors, tiles, num_tiles, s);

@@ -14,7 +14,7 @@ namespace optim {
 struct AdafactorStats {
   double p_sq;     // Σ p² (before the step)
   double u_sq;     // Σ u², u the unclipped update
-  double row_mean; // mean of the new row factor R (factored tensors)
+  double row_sum_r; // Σ of the new row factor R (factored tensors; mean R = row_sum_r/rows)
   double pad;
 };
 
@@ -55,7 +55,7 @@ struct AdafactorScalars {
 
 // scratch: `scratch_bytes` bytes (the stats, row_sum and col_sum arrays live in it), zeroed
 // here. Launches: stats (p², row/column sums of g²; v and Σu² for unfactored), factors (R, C,
-// mean R; one block per tensor), norm (Σu² for factored), apply (p ← p·decay − α/max(1,
+// Σ R; over the tiles), norm (Σu² for factored), apply (p ← p·decay − α/max(1,
 // RMS(u)/d)·u).
 void adafactor_step_cuda(const AdafactorTensor* tensors, int64_t num_tensors,
                          const AdafactorTile* tiles, int64_t num_tiles, GradType grad_type,

@@ -2,6 +2,7 @@
 
 #include <ATen/Parallel.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -88,6 +89,15 @@ Adam8bit::Adam8bit(std::vector<at::Tensor> params, Adam8bitOptions options, Opti
   mid_v_ = mid_tensor(false, device);
   maps_ = at::cat({code_m_, at::constant_pad_nd(mid_m_, {0, 1}, INFINITY), code_v_,
                    at::constant_pad_nd(mid_v_, {0, 1}, INFINITY)});
+#ifdef GPTBENCH_WITH_CUDA
+  {
+    auto b = at::zeros({2 * optim::kAdam8bitBucketBytes}, at::TensorOptions().dtype(at::kByte));
+    std::copy(optim::signed_buckets().begin(), optim::signed_buckets().end(), b.data_ptr<uint8_t>());
+    std::copy(optim::unsigned_buckets().begin(), optim::unsigned_buckets().end(),
+              b.data_ptr<uint8_t>() + optim::kAdam8bitBucketBytes);
+    buckets_ = b.to(device);
+  }
+#endif
   // The code of 0: with absmax 0 every code dequantises to 0; start from the zero codes anyway.
   const auto zero_m = optim::quantize_nearest(optim::signed_dynamic_map(), 0.f);
   const auto zero_v = optim::quantize_nearest(optim::unsigned_dynamic_map(), 0.f);
@@ -207,7 +217,7 @@ void Adam8bit::step_fused(const std::vector<at::Tensor>& grads) {
   adam8bit_step_cuda(reinterpret_cast<const Adam8bitTensor*>(table_.data_ptr()),
                      reinterpret_cast<const ChunkRef*>(chunks_.data_ptr()), num_chunks_,
                      bf16 ? GradType::kBF16 : GradType::kF32, s, maps_.data_ptr<float>(),
-                     at::cuda::getCurrentCUDAStream().stream());
+                     buckets_.data_ptr<uint8_t>(), at::cuda::getCurrentCUDAStream().stream());
 #else
   (void)grads;
   throw std::runtime_error("adam8bit: built without CUDA kernels");

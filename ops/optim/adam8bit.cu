@@ -2,12 +2,15 @@
 // chunk table of all tensors. A chunk (16,384 elements) is 64 quantisation blocks of 256; each
 // warp takes one block at a time: every lane holds 8 elements (two float4 of p and g, two
 // 4-byte words of each code array), dequantises through the maps in shared memory, updates in
-// fp32, writes p, reduces the block's absmax with shuffles and requantises by binary search
-// over the 255 midpoints. Bytes per element: p 4+4, g 4 (bf16: 2), codes 1+1 read and written,
-// absmax 2·4/256 read and written — 16.06 B/param with fp32 gradients.
+// fp32, writes p, reduces the block's absmax with shuffles and requantises with two shared-memory
+// reads per code (the bucket table of quant_map.h, then one midpoint comparison: the same count
+// of midpoints below x as the reference's search, code for code). Bytes per element: p 4+4,
+// g 4 (bf16: 2), codes 1+1 read and written, absmax 2·4/256 read and written — 16.06 B/param
+// with fp32 gradients.
 // Tensors under 4,096 elements keep fp32 states and take an AdamW-like loop in the same launch.
 #include "ops/optim/adam8bit_kernels.h"
 #include "ops/optim/optim_device.cuh"
+#include "ops/optim/quant_map.h"
 
 namespace gptbench {
 namespace optim {
@@ -16,16 +19,21 @@ namespace {
 constexpr int kBlock = 256;                          // quantisation block
 static_assert(kChunkElems % kBlock == 0, "chunks must hold whole quantisation blocks");
 
+// Bucket tables padded to whole 16-byte words.
+constexpr int kBucketBytes = kAdam8bitBucketBytes;
+
 struct SharedMaps {
   float code_m[256], mid_m[256], code_v[256], mid_v[256];
+  alignas(16) uint8_t lo_m[kBucketBytes];
+  alignas(16) uint8_t lo_v[kBucketBytes];
 };
 
-__device__ __forceinline__ int quantize(const float* mid, float x) {
-  int idx = 0;
-#pragma unroll
-  for (int step = 128; step > 0; step >>= 1)
-    if (mid[idx + step - 1] < x) idx += step;
-  return idx;
+// Count of midpoints below x (quantize_nearest / quantize_bucketed in quant_map.h): one read of
+// the bucket table, one midpoint comparison. NaN → −4 (code 0, as the search).
+__device__ __forceinline__ int quantize(const float* mid, const uint8_t* lo_tab, float x) {
+  x = x >= -4.f ? x : -4.f;
+  const int lo = lo_tab[quant_bucket(__float_as_uint(x))];
+  return lo + (mid[lo] < x ? 1 : 0);
 }
 
 // New moments (rounded products and sums, no FMA: the requantisation must match the reference)
@@ -106,8 +114,8 @@ __device__ void quant_block(const Adam8bitTensor& t, int64_t b0, const SharedMap
       unsigned char cm[4], cv[4];
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
-        cm[j] = static_cast<unsigned char>(quantize(sm.mid_m, am > 0.f ? m[4 * k + j] / am : 0.f));
-        cv[j] = static_cast<unsigned char>(quantize(sm.mid_v, av > 0.f ? v[4 * k + j] / av : 0.f));
+        cm[j] = static_cast<unsigned char>(quantize(sm.mid_m, sm.lo_m, am > 0.f ? m[4 * k + j] / am : 0.f));
+        cv[j] = static_cast<unsigned char>(quantize(sm.mid_v, sm.lo_v, av > 0.f ? v[4 * k + j] / av : 0.f));
       }
       *reinterpret_cast<uchar4*>(qm + e) = make_uchar4(cm[0], cm[1], cm[2], cm[3]);
       *reinterpret_cast<uchar4*>(qv + e) = make_uchar4(cv[0], cv[1], cv[2], cv[3]);
@@ -117,8 +125,8 @@ __device__ void quant_block(const Adam8bitTensor& t, int64_t b0, const SharedMap
     for (int j = 0; j < 8; ++j) {
       const int e = ln + 32 * j;
       if (e < len) {
-        qm[e] = static_cast<uint8_t>(quantize(sm.mid_m, am > 0.f ? m[j] / am : 0.f));
-        qv[e] = static_cast<uint8_t>(quantize(sm.mid_v, av > 0.f ? v[j] / av : 0.f));
+        qm[e] = static_cast<uint8_t>(quantize(sm.mid_m, sm.lo_m, am > 0.f ? m[j] / am : 0.f));
+        qv[e] = static_cast<uint8_t>(quantize(sm.mid_v, sm.lo_v, av > 0.f ? v[j] / av : 0.f));
       }
     }
   }
@@ -159,13 +167,16 @@ template <typename G>
 __global__ void __launch_bounds__(kThreads)
     adam8bit_kernel(const Adam8bitTensor* __restrict__ tensors,
                     const ChunkRef* __restrict__ chunks, int64_t num_chunks, Adam8bitScalars s,
-                    const float* __restrict__ maps) {
+                    const float* __restrict__ maps, const uint8_t* __restrict__ buckets) {
   __shared__ SharedMaps sm;
-  for (int i = threadIdx.x; i < 256; i += kThreads) {
-    sm.code_m[i] = maps[i];
-    sm.mid_m[i] = maps[256 + i];
-    sm.code_v[i] = maps[512 + i];
-    sm.mid_v[i] = maps[768 + i];
+  static_assert(sizeof(SharedMaps) == 4096 + 2 * kBucketBytes, "unexpected padding");
+  // The four float tables (4 KB) and the two bucket tables, as 16-byte words.
+  {
+    uint4* dst = reinterpret_cast<uint4*>(&sm);
+    const uint4* fsrc = reinterpret_cast<const uint4*>(maps);
+    const uint4* bsrc = reinterpret_cast<const uint4*>(buckets);
+    constexpr int kF = 4096 / 16, kB = 2 * kBucketBytes / 16;
+    for (int i = threadIdx.x; i < kF + kB; i += kThreads) dst[i] = i < kF ? fsrc[i] : bsrc[i - kF];
   }
   __syncthreads();
   const int warp = threadIdx.x / 32;
@@ -185,9 +196,10 @@ __global__ void __launch_bounds__(kThreads)
 
 template <typename G>
 void launch(const Adam8bitTensor* tensors, const ChunkRef* chunks, int64_t num_chunks,
-            const Adam8bitScalars& s, const float* maps, cudaStream_t stream) {
+            const Adam8bitScalars& s, const float* maps, const uint8_t* buckets,
+            cudaStream_t stream) {
   const int grid = grid_for(adam8bit_kernel<G>, num_chunks);
-  adam8bit_kernel<G><<<grid, kThreads, 0, stream>>>(tensors, chunks, num_chunks, s, maps);
+  adam8bit_kernel<G><<<grid, kThreads, 0, stream>>>(tensors, chunks, num_chunks, s, maps, buckets);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -195,12 +207,12 @@ void launch(const Adam8bitTensor* tensors, const ChunkRef* chunks, int64_t num_c
 
 void adam8bit_step_cuda(const Adam8bitTensor* tensors, const ChunkRef* chunks,
                         int64_t num_chunks, GradType grad_type, const Adam8bitScalars& s,
-                        const float* maps, cudaStream_t stream) {
+                        const float* maps, const uint8_t* buckets, cudaStream_t stream) {
   if (num_chunks == 0) return;
   if (grad_type == GradType::kBF16)
-    launch<__nv_bfloat16>(tensors, chunks, num_chunks, s, maps, stream);
+    launch<__nv_bfloat16>(tensors, chunks, num_chunks, s, maps, buckets, stream);
   else
-    launch<float>(tensors, chunks, num_chunks, s, maps, stream);
+    launch<float>(tensors, chunks, num_chunks, s, maps, buckets, stream);
 }
 
 }  // namespace optim

@@ -8,7 +8,8 @@
 // (0.9, 0.999), eps 1e-8, weight decay 0; a non-zero weight decay is decoupled, as AdamW):
 //   p ← p·(1 − lr·wd) − lr/(1−β1^t) · m / (sqrt(v)/sqrt(1−β2^t) + eps)
 // The reference (LibTorch ops: index, bucketize, amax) and the kernel quantise with the same
-// table and the same fp32 operations, so they agree code for code up to rare ties.
+// table and the same fp32 operations, so they agree code for code up to rare ties (the kernel
+// finds the nearest code by a bucket lookup that is exact: quant_map.h).
 #include "ops/optim/optimizer.h"
 
 namespace gptbench {
@@ -49,6 +50,7 @@ class Adam8bit : public FusedOptimizer {
   std::vector<Adam8bitState> state_;
   at::Tensor code_m_, mid_m_, code_v_, mid_v_;  // (256), (255) fp32 on the params' device
   at::Tensor maps_;                             // (1024) the four tables for the kernel
+  at::Tensor buckets_;                          // uint8: signed, unsigned bucket tables (kernel)
   at::Tensor table_, chunks_;
   std::vector<const void*> table_key_;
   int64_t num_chunks_ = 0;

@@ -5,9 +5,12 @@
 #include <cstdint>
 
 #include "ops/optim/multi_tensor.h"
+#include "ops/optim/quant_map.h"
 
 namespace gptbench {
 namespace optim {
+
+constexpr int kAdam8bitBucketBytes = (kBuckets + 15) / 16 * 16;
 
 struct Adam8bitTensor {
   float* p;          // (n) parameter, fp32
@@ -31,13 +34,15 @@ struct Adam8bitScalars {
 };
 
 // maps: device array of 4×256 floats: signed code, signed midpoints, unsigned code, unsigned
-// midpoints (QuantMap in quant_map.h). Per element:
+// midpoints (QuantMap in quant_map.h); buckets: device array (16-byte aligned) of the signed then
+// the unsigned bucket table (QuantBuckets), each padded with zeros to kAdam8bitBucketBytes.
+// Per element:
 //   m ← dequant(m);  v ← dequant(v);  m ← β1·m + (1−β1)·g;  v ← β2·v + (1−β2)·g²  (no FMA)
 //   p ← p·decay − step_size · m / (sqrt(v)·inv_sqrt_bc2 + eps)
 //   absmax ← max|m| (max v) over the 256-element block;  codes ← nearest(m / absmax)
 void adam8bit_step_cuda(const Adam8bitTensor* tensors, const ChunkRef* chunks,
                         int64_t num_chunks, GradType grad_type, const Adam8bitScalars& s,
-                        const float* maps, cudaStream_t stream);
+                        const float* maps, const uint8_t* buckets, cudaStream_t stream);
 
 }  // namespace optim
 }  // namespace gptbench

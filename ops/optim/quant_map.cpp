@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <stdexcept>
 #include <vector>
 
 namespace gptbench {
@@ -32,7 +34,58 @@ QuantMap build(bool is_signed) {
   return m;
 }
 
+float from_bits(uint32_t b) {
+  float f;
+  std::memcpy(&f, &b, sizeof f);
+  return f;
+}
+uint32_t to_bits(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, sizeof b);
+  return b;
+}
+
+int count_below(const QuantMap& map, float x) {
+  return static_cast<int>(std::lower_bound(map.mid.begin(), map.mid.end(), x) - map.mid.begin());
+}
+
+QuantBuckets build_buckets(const QuantMap& map) {
+  QuantBuckets lo{};
+  for (int sign = 0; sign < 2; ++sign) {
+    for (int i = 0; i < kBucketsPerSign; ++i) {
+      const uint32_t key = kBucketMinKey + static_cast<uint32_t>(i);
+      // Magnitudes of the bucket: [mag_lo, mag_hi] (the end buckets absorb the clamped keys).
+      const float mag_lo = i == 0 ? 0.f : from_bits(key << 16);
+      const float mag_hi = key == kBucketMaxKey ? std::numeric_limits<float>::infinity()
+                                                : from_bits((key << 16) | 0xffffu);
+      const float vmin = sign ? -mag_hi : mag_lo, vmax = sign ? -mag_lo : mag_hi;
+      const int b = static_cast<int>(quant_bucket(to_bits(vmin)));
+      if (b != static_cast<int>(quant_bucket(to_bits(vmax))) || b != sign * kBucketsPerSign + i)
+        throw std::logic_error("quant buckets: bucket bounds inconsistent");
+      const int l = count_below(map, vmin), h = count_below(map, vmax);
+      if (h - l > 1) throw std::logic_error("quant buckets: a bucket holds two midpoints");
+      lo[static_cast<size_t>(b)] = static_cast<uint8_t>(l);
+    }
+  }
+  return lo;
+}
+
 }  // namespace
+
+const QuantBuckets& signed_buckets() {
+  static const QuantBuckets b = build_buckets(signed_dynamic_map());
+  return b;
+}
+const QuantBuckets& unsigned_buckets() {
+  static const QuantBuckets b = build_buckets(unsigned_dynamic_map());
+  return b;
+}
+
+uint8_t quantize_bucketed(const QuantMap& map, const QuantBuckets& lo, float x) {
+  x = x >= -4.f ? x : -4.f;  // NaN → −4: code 0, as the search gives NaN (the kernel's select)
+  const int l = lo[quant_bucket(to_bits(x))];
+  return static_cast<uint8_t>(l + (map.mid[static_cast<size_t>(l)] < x ? 1 : 0));
+}
 
 const QuantMap& signed_dynamic_map() {
   static const QuantMap m = build(true);

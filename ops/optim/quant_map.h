@@ -27,5 +27,38 @@ const QuantMap& unsigned_dynamic_map();
 // so a tie goes to the lower code. The kernels use the same comparison.
 uint8_t quantize_nearest(const QuantMap& map, float x);
 
+// ---- Exact quantisation by bucket lookup (what the kernel does) ----------------------------
+// quantize_nearest is a count of midpoints below x. The kernel gets the same count in two
+// table reads instead of an 8-step binary search: floats are grouped into buckets by their
+// sign, exponent and top 7 mantissa bits (bits 30..16 of |x|, clamped below to one bucket
+// [0, 2^-23·(1+1/128)) and above to one bucket [2, inf]); lo[b] = count(mid < smallest float of
+// bucket b). The table is only built when every bucket holds at most one midpoint (checked,
+// else it throws), so for x in bucket b: count(mid < x) = lo + (mid[lo] < x) — the same strict
+// fp32 comparisons as the search, hence bit-identical codes for every x (NaN: the search gives
+// 0; the kernel first maps NaN to −4, which also gives 0).
+constexpr uint32_t kBucketMinKey = (127 - 23) << 7;  // |x| < 2^-23·(1 + 1/128): one bucket
+constexpr uint32_t kBucketMaxKey = 128 << 7;         // |x| ≥ 2 (and inf): one bucket
+constexpr int kBucketsPerSign = static_cast<int>(kBucketMaxKey - kBucketMinKey) + 1;  // 3073
+constexpr int kBuckets = 2 * kBucketsPerSign;                                         // 6146
+
+#if defined(__CUDACC__)
+#define GPTBENCH_QUANT_HD __host__ __device__ __forceinline__
+#else
+#define GPTBENCH_QUANT_HD inline
+#endif
+// Bucket of the float with bit pattern `bits` (x not NaN).
+GPTBENCH_QUANT_HD uint32_t quant_bucket(uint32_t bits) {
+  uint32_t k = (bits >> 16) & 0x7fffu;  // exponent and top 7 mantissa bits of |x|
+  k = k < kBucketMinKey ? kBucketMinKey : (k > kBucketMaxKey ? kBucketMaxKey : k);
+  return (bits >> 31) * static_cast<uint32_t>(kBucketsPerSign) + (k - kBucketMinKey);
+}
+#undef GPTBENCH_QUANT_HD
+
+using QuantBuckets = std::array<uint8_t, kBuckets>;
+const QuantBuckets& signed_buckets();
+const QuantBuckets& unsigned_buckets();
+// The bucketed count on the host (the kernel's formula); equals quantize_nearest for every x.
+uint8_t quantize_bucketed(const QuantMap& map, const QuantBuckets& lo, float x);
+
 }  // namespace optim
 }  // namespace gptbench

@@ -82,8 +82,9 @@ TEST(OptimGpu, LionFusedMatchesReference) {
 }
 
 // Adafactor: the row/column sums and the Σp², Σu² reductions are summed in another order
-// (atomics, fp32 partials into fp64), and rsqrtf is within 2 ulp: ~1e-6 relative on the
-// factors and the step scale, so 1e-5 on parameters and state after 10 steps.
+// (atomics, fp32 partials into fp64), the variance is formed as (R_i·(1/mean R))·C_j instead
+// of (R_i·C_j)/mean R (2 ulp), and rsqrtf is within 2 ulp: ~1e-6 relative on the factors and
+// the step scale, so 1e-5 on parameters and state after 10 steps.
 TEST(OptimGpu, AdafactorFusedMatchesReference) {
   SKIP_WITHOUT_GPU();
   for (double scale : {1.0, 30.0, 1e-9}) {  // plain, clipped, eps1² floor
@@ -156,6 +157,98 @@ TEST(OptimGpu, Adam8bitFusedMatchesReference) {
     }
     expect_adam8bit_agree(fused, fused_p, ref, ref_p);  // fused vs reference on the GPU
     expect_adam8bit_agree(fused, fused_p, cpu, cpu_p);  // fused vs the CPU reference
+  }
+}
+
+// Adafactor over shapes that cut into many tiles (the factors pass updates R and C from the
+// tiles of the first column piece / row band and sums mean R over tiles by atomics): tall
+// narrow, wte-like, two column pieces with a ragged row band, 3 columns (scalar path), vectors
+// over several chunks and of 1 element. Tolerances as above.
+TEST(OptimGpu, AdafactorFusedManyTilesMatchesReference) {
+  SKIP_WITHOUT_GPU();
+  for (auto gt : {at::kFloat, at::kBFloat16}) {
+    at::manual_seed(12);
+    const auto o = at::TensorOptions().dtype(at::kFloat).device(kGpu);
+    std::vector<at::Tensor> fused_p = {at::randn({5000, 64}, o) * 0.02, at::randn({1000, 768}, o),
+                                       at::randn({777, 1030}, o) * 0.1, at::randn({1025, 3}, o),
+                                       at::randn({40000}, o), at::randn({1}, o)};
+    auto ref_p = clone_all(fused_p);
+    AdafactorOptions opt;
+    opt.weight_decay = 0.05;
+    Adafactor fused(fused_p, opt, OptimBackend::kFused), ref(ref_p, opt, OptimBackend::kReference);
+    for (int s = 0; s < 10; ++s) {
+      auto g = grads_as(random_grads(fused_p, 5000 + s), gt);
+      fused.step(g);
+      ref.step(g);
+    }
+    for (size_t i = 0; i < fused_p.size(); ++i) {
+      EXPECT_LT(rel_err(fused_p[i], ref_p[i]), 1e-5) << i;
+      if (fused_p[i].dim() == 2) {
+        EXPECT_LT(rel_err(fused.row_var(i), ref.row_var(i)), 1e-5) << i;
+        EXPECT_LT(rel_err(fused.col_var(i), ref.col_var(i)), 1e-5) << i;
+      } else {
+        EXPECT_LT(rel_err(fused.variance(i), ref.variance(i)), 1e-5) << i;
+      }
+    }
+  }
+}
+
+// Sizes on every boundary of the 8-bit kernel: the 4,096 threshold (4,095 keeps fp32 states,
+// 4,096 is quantised), last blocks of 255 and 1 elements, one whole chunk (16,384) and a chunk
+// plus one, several chunks with a ragged tail, a 2-D tensor of odd sides, a misaligned tensor
+// (scalar path), 1 element.
+std::vector<at::Tensor> adam8bit_boundary_params() {
+  at::manual_seed(7);
+  const auto o = at::TensorOptions().dtype(at::kFloat).device(kGpu);
+  return {at::randn({4096}, o),  at::randn({4096 + 255}, o), at::randn({4096 + 257}, o),
+          at::randn({16384}, o), at::randn({16385}, o),      at::randn({3 * 16384 + 300}, o),
+          at::randn({129, 257}, o), misaligned(16385, o),    at::randn({4095}, o),
+          at::randn({1}, o)};
+}
+
+// On the first step the stored moments are zero, so kernel and reference form bit-identical
+// fp32 moments (the same rounded products and sums, no FMA), absmax and x/absmax (IEEE
+// division on both): every code must then be the same. This checks the kernel's bucket-table
+// quantiser against the CPU reference's binary search code for code, with no tolerance.
+TEST(OptimGpu, Adam8bitFirstStepCodesEqualCpuReferenceExactly) {
+  SKIP_WITHOUT_GPU();
+  for (auto gt : {at::kFloat, at::kBFloat16}) {
+    auto fused_p = adam8bit_boundary_params();
+    auto cpu_p = to_device(fused_p, at::kCPU);
+    Adam8bit fused(fused_p, {}, OptimBackend::kFused), cpu(cpu_p, {}, OptimBackend::kReference);
+    auto g = grads_as(random_grads(fused_p, 6000), gt);
+    fused.step(g);
+    cpu.step(to_device(g, at::kCPU));
+    for (size_t i = 0; i < fused_p.size(); ++i) {
+      EXPECT_LT(rel_err(fused_p[i].cpu(), cpu_p[i]), 1e-6) << i;
+      const auto& a = fused.state()[i];
+      const auto& b = cpu.state()[i];
+      ASSERT_EQ(a.quantized, b.quantized) << i;
+      if (!a.quantized) continue;
+      EXPECT_TRUE(at::equal(a.m.cpu(), b.m)) << i << " m codes differ";
+      EXPECT_TRUE(at::equal(a.v.cpu(), b.v)) << i << " v codes differ";
+      EXPECT_TRUE(at::equal(a.m_absmax.cpu(), b.m_absmax)) << i;
+      EXPECT_TRUE(at::equal(a.v_absmax.cpu(), b.v_absmax)) << i;
+    }
+  }
+}
+
+// The boundary sizes over 10 steps against the GPU reference (tolerances of
+// expect_adam8bit_agree).
+TEST(OptimGpu, Adam8bitFusedBoundarySizesMatchReference) {
+  SKIP_WITHOUT_GPU();
+  for (auto gt : {at::kFloat, at::kBFloat16}) {
+    auto fused_p = adam8bit_boundary_params();
+    auto ref_p = clone_all(fused_p);
+    Adam8bitOptions o;
+    o.weight_decay = 0.01;
+    Adam8bit fused(fused_p, o, OptimBackend::kFused), ref(ref_p, o, OptimBackend::kReference);
+    for (int s = 0; s < 10; ++s) {
+      auto g = grads_as(random_grads(fused_p, 7000 + s), gt);
+      fused.step(g);
+      ref.step(g);
+    }
+    expect_adam8bit_agree(fused, fused_p, ref, ref_p);
   }
 }
 
