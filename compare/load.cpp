@@ -565,7 +565,7 @@ std::string read_text_file(const std::string& path) {
   return text;
 }
 
-Run parse_run(std::string_view text, const std::string& source) {
+Run parse_run(std::string_view text, const std::string& source, Parser parser_choice) {
   if (is_blank(text)) throw LoadError(source + ": file is empty");
   const std::optional<std::string> quoted = quote_nonfinite_literals(text);
   const std::string_view input = quoted ? std::string_view(*quoted) : text;
@@ -574,7 +574,7 @@ Run parse_run(std::string_view text, const std::string& source) {
   // refuses (syntax, depth, integers beyond 64 bits, 1e999) is parsed again
   // by nlohmann's SAX parser, which has the exact semantics and positions
   // the error messages use.
-  {
+  if (parser_choice == Parser::kAuto) {
     Run run;
     run.source = source;
     RunBuilder builder(run);

@@ -20,8 +20,13 @@ class LoadError : public std::runtime_error {
 // Reads a whole file; LoadError if it is missing or unreadable.
 std::string read_text_file(const std::string& path);
 
+// Which parser reads the text: kAuto is simdjson, falling back to nlohmann's SAX parser for
+// whatever simdjson refuses (and for the error message); kNlohmann is the fallback alone.
+// Both feed one validator, so they must agree: the fuzz target and a test check that.
+enum class Parser { kAuto, kNlohmann };
+
 // Parses JSON text; `source` names it in error messages.
-Run parse_run(std::string_view text, const std::string& source);
+Run parse_run(std::string_view text, const std::string& source, Parser parser = Parser::kAuto);
 
 // read_text_file + parse_run.
 Run load_run_file(const std::string& path);

@@ -69,4 +69,8 @@ struct Run {
   std::unordered_map<std::string, size_t> index;  // name -> position in benchmarks
 };
 
+// Whether two loaded runs hold the same data (source aside); numbers compare bit for bit, so
+// NaN equals NaN. Empty when they do, else where they first differ.
+std::string first_difference(const Run& a, const Run& b);
+
 }  // namespace gptbench::compare
