@@ -27,8 +27,8 @@ for phase in "$@"; do
       (cd "$B" && timeout 300 ./gptbench_tests > "$OUT/tests.log" 2>&1); say "tests rc=$?"
       grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \] [A-Za-z]" "$OUT/tests.log" | head -30 | tee -a "$OUT/log.txt" ;;
     tools)
-      for t in compare/compare_tests runner/runner_tests runner/runner_fixture_tests report/report_tests; do
-        (cd "$B" && timeout 300 ./$t > "$OUT/tools-$(basename $t).log" 2>&1); say "$t rc=$?"
+      for bin in compare/compare_tests runner/runner_tests runner/runner_fixture_tests report/report_tests; do
+        (cd "$B" && timeout 300 ./$bin > "$OUT/tools-$(basename $bin).log" 2>&1); say "$bin rc=$?"
       done
       grep TIMING "$OUT/tools-compare_tests.log" | tee -a "$OUT/log.txt" ;;
     aa@*)  # aa@ROUNDS[@REGEX]
