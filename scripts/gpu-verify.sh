@@ -2,6 +2,7 @@
 # The team's GPU verification in one device call (phases chosen by name, each time-boxed):
 #   scripts/gpu-verify.sh [tests] [tools] [sanitize] [bench@NAME@REGEX[@FLAGS]] [train] [fault]
 #                         [aa@ROUNDS[@REGEX]] ...
+#   sanitize: compute-sanitizer over our kernels' GPU tests (SAN_TOOLS, SAN_TIMEOUT, SAN_FILTER)
 #   tools: the compare/runner/report test binaries (compare's 10k x 10 speed test included)
 #   aa: scripts/premerge.sh with the same binary on both sides (an A/A gate run), into $OUT/aa/
 # Builds into build-gpu/ with the bundled Debian packages (.gpudeps), then runs the phases.
@@ -39,10 +40,10 @@ for phase in "$@"; do
       rm -f "$OUT"/aa/round-*.log ;;
     sanitize)
       export PYTORCH_NO_CUDA_MEMORY_CACHING=1
-      ours='SoftmaxFusedGpu.*:OptimGpu.*:*FlashAttentionGpu*_L17_*:*FlashAttentionGpu*_L130_*:FlashAttentionGpuLayout.*'
+      ours=${SAN_FILTER:-'SoftmaxFusedGpu.*:OptimGpu.*:*FlashAttentionGpu*_L17_*:*FlashAttentionGpu*_L130_*:FlashAttentionGpuLayout.*:Dtypes/GemmGpu.CublasLtMatchesReference/*'}
       for tool in ${SAN_TOOLS:-memcheck racecheck synccheck}; do
         (cd "$B" && timeout ${SAN_TIMEOUT:-90} compute-sanitizer --tool $tool --error-exitcode 1 --print-limit 20 \
-           ./gptbench_tests --gtest_filter="$ours:Dtypes/GemmGpu.CublasLtMatchesReference/*" >> "$OUT/sanitize.log" 2>&1)
+           ./gptbench_tests --gtest_filter="$ours" >> "$OUT/sanitize.log" 2>&1)
         say "compute-sanitizer $tool rc=$? ($(grep -c 'ERROR SUMMARY: 0 errors' "$OUT/sanitize.log") clean summaries so far)"
       done
       unset PYTORCH_NO_CUDA_MEMORY_CACHING ;;
