@@ -20,8 +20,10 @@
 # its own ./gptbench.sh build (into that worktree's build/).
 set -euo pipefail
 
-# Default subsets: a few minutes on one GPU; seconds on a CPU-only machine.
-readonly kGpuFilter='^(gemm/[^/]+/bf16/small\.|softmax/[^/]+/bf16/fwd/attn\.small/|attention/[^/]+/bf16/causal/fwd/B:8/H:12/L:1024/|optim/[^/]+/fp32/model:small)'
+# Default subsets: a few minutes on one GPU (29 benchmarks; the first one, 76 benchmarks with
+# cublaslt_search and the slow reference paths, took ~70 s per invocation on an H200); seconds
+# on a CPU-only machine.
+readonly kGpuFilter='^(gemm/(torch|cublaslt)/bf16/small\.[a-z_]+\.fwd/|softmax/(torch|fused)/bf16/fwd/attn\.small/|attention/(sdpa_flash|sdpa_cudnn|flash)/bf16/causal/fwd/B:8/H:12/L:1024/|optim/(adamw|adam8bit|adafactor|lion|torch_fused_adamw)/fp32/model:small)'
 readonly kCpuFilter='^(gemm/torch/fp32/tiny\.(qkv|mlp_up)\.|softmax/(naive|torch)/fp32/fwd/attn\.tiny/|optim/[^/]+/fp32/model:tiny)'
 
 die() { echo "premerge: error: $*" >&2; exit 2; }
