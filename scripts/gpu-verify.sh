@@ -34,10 +34,10 @@ for phase in "$@"; do
       grep TIMING "$OUT/tools-compare_tests.log" | tee -a "$OUT/log.txt" ;;
     aa@*)  # aa@ROUNDS[@REGEX]
       IFS=@ read -r _ rounds regex <<< "$phase"
-      "$ROOT/scripts/premerge.sh" --base-bin "$B/gptbench" --new-bin "$B/gptbench" --rounds "$rounds" \
+      timeout ${AA_TIMEOUT:-300} "$ROOT/scripts/premerge.sh" --base-bin "$B/gptbench" --new-bin "$B/gptbench" --rounds "$rounds" \
         ${regex:+--filter "$regex"} --out "$OUT/aa" --compare "$B/compare/gptbench-compare" > "$OUT/aa.txt" 2> "$OUT/aa.log"
       say "A/A premerge rc=$? (0: no regression)"; tail -5 "$OUT/aa.txt" | tee -a "$OUT/log.txt"
-      rm -f "$OUT"/aa/round-*.log ;;
+      rm -f "$OUT"/aa/round-*.log "$OUT"/aa/round-*.json ;;  # the merged base/new.json stay
     sanitize)
       export PYTORCH_NO_CUDA_MEMORY_CACHING=1
       ours=${SAN_FILTER:-'SoftmaxFusedGpu.*:OptimGpu.*:*FlashAttentionGpu*_L17_*:*FlashAttentionGpu*_L130_*:FlashAttentionGpuLayout.*:Dtypes/GemmGpu.CublasLtMatchesReference/*'}
@@ -58,6 +58,9 @@ for phase in "$@"; do
         --benchmark_out_format=json --benchmark_min_time=${MIN_TIME:-0.1} > /tmp/train.txt 2>&1
       say "train rc=$?"; grep 'ERROR OCCURRED' /tmp/train.txt | head -5 | tee -a "$OUT/log.txt"
       timeout 120 python3 "$ROOT/scripts/peer_pytorch_train.py" > "$OUT/peer.json" 2>&1; say "peer rc=$?" ;;
+    run@*)  # run@NAME@COMMAND: any command (in the build dir, time-boxed by RUN_TIMEOUT) -> run-NAME.txt
+      IFS=@ read -r _ name command <<< "$phase"
+      (cd "$B" && timeout ${RUN_TIMEOUT:-200} bash -c "$command" > "$OUT/run-$name.txt" 2>&1); say "run $name rc=$?" ;;
     peer)
       timeout 150 python3 "$ROOT/scripts/peer_pytorch_train.py" > "$OUT/peer.json" 2>&1; say "peer rc=$?" ;;
     fault)
