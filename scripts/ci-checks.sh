@@ -3,7 +3,9 @@
 #  1. AddressSanitizer + UndefinedBehaviorSanitizer (clang) in build-asan/: gptbench-run and its
 #     tests (fault isolation, SIGINT, atomic writes, against a fake gptbench), gptbench-compare
 #     and its tests, and the suite's flag parsing and cost formulas (tests/fixtures/options_test,
-#     cost_test) linked with LibTorch's libc10. Every test must pass with no sanitizer report.
+#     cost_test) linked with LibTorch's libc10; then scripts/asan-torch.sh: the whole CPU test
+#     binary (gptbench_tests) and a short CPU run of the suite, in the CPU-only configuration
+#     (GPTBENCH_CUDA=OFF). Every test must pass with no sanitizer report.
 #  2. Fuzzing (libFuzzer + ASan + UBSan), FUZZ_SECONDS each: compare's JSON loader
 #     (compare/fuzz.sh), the runner's reader of child JSON, its command line, benchmark lists,
 #     and the values of gptbench's --gptbench_* flags (parse_options).
@@ -53,6 +55,10 @@ if [ -n "$torch_root" ]; then
   (cd "$root/build-asan" && ASAN_OPTIONS="$asan_torch" ./flags_tests --gtest_brief=1)
 fi
 log "sanitizer tests passed"
+if [ -n "$torch_root" ]; then
+  log "LibTorch-linked CPU tests and CPU suite under ASan + UBSan (scripts/asan-torch.sh)"
+  bash "$root/scripts/asan-torch.sh" "$torch_root"
+fi
 
 # --- 2. fuzzing ---------------------------------------------------------------------------------
 log "compare's loader fuzzer (compare/fuzz.sh $fuzz_seconds)"
