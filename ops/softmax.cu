@@ -47,12 +47,14 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <stdexcept>
 #include <string>
 #include <tuple>
 #include <type_traits>
+#include <vector>
 
 #include "ops/cuda_check.h"
 #include "ops/softmax_kernels.h"
@@ -148,6 +150,11 @@ __device__ __forceinline__ void cp_async_commit() {
 // back only the slots a thread filled itself).
 __device__ __forceinline__ void cp_async_wait_all() {
   asm volatile("cp.async.wait_all;\n" ::: "memory");
+}
+// All but the newest N groups of the calling thread have landed.
+template <int N>
+__device__ __forceinline__ void cp_async_wait_group() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
 // ---- reductions ------------------------------------------------------------------------------
@@ -325,6 +332,99 @@ __global__ void __launch_bounds__(kWarp* kWarpRowsPerBlock, warp_min_blocks<T, V
   }
 }
 
+// ---- tuning variants of the forward warp path (GPTBENCH_SOFTMAX_VARIANT, temporary) -----------
+
+// Generic form of softmax_fwd_warp for the variants. R rows per warp loaded together (DEPTH 0:
+// one group of R rows per warp, non-persistent grid), or DEPTH rows ahead in flight on a
+// persistent grid (R = 1; DEPTH 1 is the default kernel's scheme). KEEP: exponentials kept in
+// fp32 registers (one exp per element) instead of recomputed. MINB: __launch_bounds__ floor.
+template <typename T, int VEC, int NV, int R, int DEPTH, bool KEEP, int MINB>
+__global__ void __launch_bounds__(kWarp* kWarpRowsPerBlock, MINB)
+    softmax_fwd_warp_v(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int cols) {
+  static_assert(DEPTH == 0 || R == 1, "prefetching variants take one row at a time");
+  using P = Pack<T, VEC>;
+  const int lane = threadIdx.x % kWarp;
+  int64_t g = static_cast<int64_t>(blockIdx.x) * kWarpRowsPerBlock + threadIdx.x / kWarp;
+  if constexpr (DEPTH == 0) {
+    const int64_t first = g * R;
+    if (first >= rows) return;  // warp-uniform
+    P p[R][NV];
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+      if (first + r < rows) warp_load_row<T, VEC, NV>(p[r], x + (first + r) * cols, lane, cols);
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+      if (first + r < rows)
+        warp_softmax_row<KEEP, T, VEC, NV>(p[r], y + (first + r) * cols, lane, cols);
+  } else {
+    if (g >= rows) return;
+    const int64_t stride = static_cast<int64_t>(gridDim.x) * kWarpRowsPerBlock;
+    P b[DEPTH + 1][NV];  // b[d]: row g + d·stride (where < rows)
+#pragma unroll
+    for (int d = 0; d < DEPTH; ++d)
+      if (g + d * stride < rows)
+        warp_load_row<T, VEC, NV>(b[d], x + (g + d * stride) * cols, lane, cols);
+    while (true) {
+      const int64_t ahead = g + DEPTH * stride;
+      if (ahead < rows) warp_load_row<T, VEC, NV>(b[DEPTH], x + ahead * cols, lane, cols);
+      warp_softmax_row<KEEP, T, VEC, NV>(b[0], y + g * cols, lane, cols);
+      g += stride;
+      if (g >= rows) break;
+#pragma unroll
+      for (int d = 0; d < DEPTH; ++d)
+#pragma unroll
+        for (int j = 0; j < NV; ++j) b[d][j] = b[d + 1][j];
+    }
+  }
+}
+
+// Short rows ("tiny" variant): G lanes per row (G = packs per row rounded up to a power of two,
+// <= 16), so a warp holds 32/G rows at once, and U such groups of rows per warp are loaded before
+// any is used. Reductions use xor offsets < G, which stay inside a group. Non-persistent.
+template <typename T, int VEC, int G, int U>
+__global__ void __launch_bounds__(kWarp* kWarpRowsPerBlock, 8)
+    softmax_fwd_subwarp(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int cols) {
+  constexpr int RPW = kWarp / G;  // rows per warp per group
+  const int lane = threadIdx.x % kWarp, sub = lane / G, l = lane % G;
+  const int64_t base =
+      (static_cast<int64_t>(blockIdx.x) * kWarpRowsPerBlock + threadIdx.x / kWarp) * (U * RPW);
+  if (base >= rows) return;  // warp-uniform; every lane below takes part in the shuffles
+  const int c = l * VEC;
+  Pack<T, VEC> p[U];
+  bool ok[U];
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    const int64_t r = base + u * RPW + sub;
+    ok[u] = r < rows && c < cols;
+    if (ok[u]) p[u] = load_pack<T, VEC>(x + r * cols + c);
+  }
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    float m = -INFINITY;
+    if (ok[u])
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) m = fmaxf(m, to_float(p[u].v[k]));
+#pragma unroll
+    for (int off = G / 2; off > 0; off >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, off));
+    float e[VEC];
+    float s = 0.f;
+    if (ok[u])
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) {
+        e[k] = exp2_approx((to_float(p[u].v[k]) - m) * kLog2e);
+        s += e[k];
+      }
+#pragma unroll
+    for (int off = G / 2; off > 0; off >>= 1) s += __shfl_xor_sync(0xffffffffu, s, off);
+    if (ok[u]) {
+      const float inv = 1.f / s;
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) e[k] *= inv;
+      store_floats<T, VEC>(y + (base + u * RPW + sub) * cols + c, e);
+    }
+  }
+}
+
 template <typename T, int VEC, int NV>
 __global__ void __launch_bounds__(kWarp* kWarpRowsPerBlock, VEC > 1 ? 6 : 4)
     softmax_bwd_warp(const T* __restrict__ y, const T* __restrict__ dy, T* __restrict__ dx,
@@ -367,21 +467,30 @@ __global__ void __launch_bounds__(kWarp* kWarpRowsPerBlock, VEC > 1 ? 6 : 4)
 
 // Thread t owns packs t, t + blockDim, t + 2·blockDim, ... of every row: it issues their copies,
 // reads them back, and refills their slots with the next row's, so no barrier guards the slots.
-template <typename T>
+// S (1 by default; 2 or 3 in the "bs2"/"bs3" tuning variants): row slots in shared memory; a
+// block keeps the loads of its next S rows in flight, one cp.async group per row.
+template <typename T, int S>
 __global__ void __launch_bounds__(kMaxBlockThreads)
     softmax_fwd_staged(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int cols) {
   constexpr int VEC = 16 / sizeof(T);
   using P = Pack<T, VEC>;
   extern __shared__ __align__(16) unsigned char smem[];
-  P* buf = reinterpret_cast<P*>(smem);  // (packs,) one row
   const int packs = cols / VEC;
   const int nt = blockDim.x, tid = threadIdx.x;
   int64_t row = blockIdx.x;  // the host launches at most `rows` blocks
-  for (int i = tid; i < packs; i += nt)
-    cp_async16(buf + i, x + row * cols + static_cast<int64_t>(i) * VEC);
-  cp_async_commit();
+#pragma unroll
+  for (int st = 0; st < S; ++st) {
+    const int64_t r = row + static_cast<int64_t>(st) * gridDim.x;
+    P* slot = reinterpret_cast<P*>(smem) + static_cast<int64_t>(st) * packs;
+    if (r < rows)
+      for (int i = tid; i < packs; i += nt)
+        cp_async16(slot + i, x + r * cols + static_cast<int64_t>(i) * VEC);
+    cp_async_commit();  // one group per row, empty past the end
+  }
+  int cur = 0;
   for (; row < rows; row += gridDim.x) {
-    cp_async_wait_all();
+    cp_async_wait_group<S - 1>();  // the oldest group (this row) has landed
+    P* buf = reinterpret_cast<P*>(smem) + static_cast<int64_t>(cur) * packs;
     float m = -INFINITY, s = 0.f;
 #pragma unroll 2
     for (int i = tid; i < packs; i += nt) {
@@ -404,7 +513,7 @@ __global__ void __launch_bounds__(kMaxBlockThreads)
     }
     block_merge(m, s);
     const float inv = inverse_sum(m, s);
-    const int64_t next = row + gridDim.x;
+    const int64_t next = row + static_cast<int64_t>(S) * gridDim.x;
     const bool more = next < rows;
     T* yr = y + row * cols;
 #pragma unroll 2
@@ -418,6 +527,7 @@ __global__ void __launch_bounds__(kMaxBlockThreads)
       if (more) cp_async16(buf + i, x + next * cols + static_cast<int64_t>(i) * VEC);
     }
     cp_async_commit();
+    cur = cur + 1 == S ? 0 : cur + 1;
   }
 }
 
@@ -658,8 +768,120 @@ void allow_smem(Kernel kernel, int64_t bytes) {
                                     static_cast<int>(bytes)));
 }
 
+// ---- tuning variants (TEMPORARY knob, to be removed once the measurements pick defaults) ------
+//
+// GPTBENCH_SOFTMAX_VARIANT, read once (at the first forward launch), is a comma-separated list
+// of the names below; unset, empty or "default" is the normal behaviour. Forward only.
+//   warp path, 16-byte packs where the default prefetches (bf16 <= 1024 cols, fp32 <= 512):
+//     w_keep  persistent, next row prefetched (as default), exponentials kept in registers
+//             (one exp per element instead of two); __launch_bounds__ min 4 blocks/SM (bf16
+//             1024 cols: 108 regs; 5 blocks spilled)
+//     w_nopf  non-persistent, one row per warp, exponentials kept (the fp32-1024 scheme);
+//             min 8 blocks (48 regs)
+//     w_2row  non-persistent, two rows per warp loaded together, exponentials recomputed;
+//             min 5 blocks (86 regs; 6 spilled)
+//     w_pf2   persistent, two rows ahead in flight (three rows of registers), min 5 blocks
+//             (93 regs)
+//   staged block path (kBlockVec):
+//     b1024   block size cap 1024 (default: 512 where two rows fit an SM, else 1024)
+//     b256    block size cap 256
+//     bs2/bs3 2 or 3 row slots in shared memory per block (the next 2 or 3 rows in flight),
+//             falling back to fewer where they do not fit the opt-in shared memory
+//   short rows:
+//     tiny    rows of <= 16 packs (bf16 <= 128 cols, fp32 <= 64): G = packs rounded up to a
+//             power of two lanes per row, 32/G rows per warp, 4 such row groups per warp loaded
+//             before any is used (non-persistent)
+enum class WarpVariant { kDefault, kKeep, kNoPrefetch, kTwoRows, kDepth2 };
+
+struct Variant {
+  WarpVariant warp = WarpVariant::kDefault;
+  int block_cap = 0;  // 0: the plan's block size
+  int stages = 1;     // staged path row slots
+  bool tiny = false;
+};
+
+Variant parse_variant(const std::string& spec) {
+  Variant v;
+  size_t pos = 0;
+  while (pos <= spec.size()) {
+    const size_t end = std::min(spec.find(',', pos), spec.size());
+    const std::string t = spec.substr(pos, end - pos);
+    pos = end + 1;
+    if (t.empty() || t == "default") continue;
+    if (t == "w_keep") v.warp = WarpVariant::kKeep;
+    else if (t == "w_nopf") v.warp = WarpVariant::kNoPrefetch;
+    else if (t == "w_2row") v.warp = WarpVariant::kTwoRows;
+    else if (t == "w_pf2") v.warp = WarpVariant::kDepth2;
+    else if (t == "b1024") v.block_cap = 1024;
+    else if (t == "b256") v.block_cap = 256;
+    else if (t == "bs2") v.stages = 2;
+    else if (t == "bs3") v.stages = 3;
+    else if (t == "tiny") v.tiny = true;
+    else throw std::invalid_argument("GPTBENCH_SOFTMAX_VARIANT: unknown variant '" + t + "'");
+  }
+  return v;
+}
+
+std::mutex g_variant_mu;
+bool g_variant_read = false;
+Variant g_variant;
+
+Variant current_variant() {
+  std::lock_guard<std::mutex> lock(g_variant_mu);
+  if (!g_variant_read) {
+    const char* env = std::getenv("GPTBENCH_SOFTMAX_VARIANT");
+    g_variant = parse_variant(env ? env : "");
+    g_variant_read = true;
+  }
+  return g_variant;
+}
+
+template <typename T, int VEC, int NV, int R, int DEPTH, bool KEEP, int MINB>
+void fwd_warp_v(const T* x, T* y, int64_t rows, int cols, cudaStream_t st) {
+  auto kernel = softmax_fwd_warp_v<T, VEC, NV, R, DEPTH, KEEP, MINB>;
+  constexpr int threads = kWarp * kWarpRowsPerBlock;
+  int64_t blocks = ceil_div(ceil_div(rows, R), kWarpRowsPerBlock);
+  if (DEPTH > 0) blocks = std::min(blocks, resident_blocks(kernel, threads, 0));
+  if (blocks > INT_MAX) throw std::invalid_argument("softmax: too many rows for one launch");
+  kernel<<<static_cast<unsigned>(blocks), threads, 0, st>>>(x, y, rows, cols);
+  CUDA_CHECK_LAUNCH();
+}
+
+template <typename T, int VEC, int G>
+void fwd_subwarp_g(const T* x, T* y, int64_t rows, int cols, cudaStream_t st) {
+  constexpr int U = 4;
+  constexpr int rows_per_block = kWarpRowsPerBlock * U * (kWarp / G);
+  const int64_t blocks = ceil_div(rows, rows_per_block);
+  if (blocks > INT_MAX) throw std::invalid_argument("softmax: too many rows for one launch");
+  softmax_fwd_subwarp<T, VEC, G, U>
+      <<<static_cast<unsigned>(blocks), kWarp * kWarpRowsPerBlock, 0, st>>>(x, y, rows, cols);
+  CUDA_CHECK_LAUNCH();
+}
+
+template <typename T, int VEC>
+void fwd_subwarp(const T* x, T* y, int64_t rows, int cols, cudaStream_t st) {
+  const int packs = cols / VEC;  // 1..16
+  if (packs <= 1) fwd_subwarp_g<T, VEC, 1>(x, y, rows, cols, st);
+  else if (packs <= 2) fwd_subwarp_g<T, VEC, 2>(x, y, rows, cols, st);
+  else if (packs <= 4) fwd_subwarp_g<T, VEC, 4>(x, y, rows, cols, st);
+  else if (packs <= 8) fwd_subwarp_g<T, VEC, 8>(x, y, rows, cols, st);
+  else fwd_subwarp_g<T, VEC, 16>(x, y, rows, cols, st);
+}
+
 template <typename T, int VEC, int NV>
-void fwd_warp(const T* x, T* y, int64_t rows, int cols, cudaStream_t st) {
+void fwd_warp(const T* x, T* y, int64_t rows, int cols, WarpVariant wv, cudaStream_t st) {
+  if constexpr (VEC > 1 && warp_prefetches<T, VEC, NV>()) {
+    switch (wv) {
+      case WarpVariant::kDefault: break;
+      case WarpVariant::kKeep: return fwd_warp_v<T, VEC, NV, 1, 1, true, 4>(x, y, rows, cols, st);
+      case WarpVariant::kNoPrefetch:
+        return fwd_warp_v<T, VEC, NV, 1, 0, true, 8>(x, y, rows, cols, st);
+      case WarpVariant::kTwoRows:
+        return fwd_warp_v<T, VEC, NV, 2, 0, false, 5>(x, y, rows, cols, st);
+      case WarpVariant::kDepth2:
+        return fwd_warp_v<T, VEC, NV, 1, 2, false, 5>(x, y, rows, cols, st);
+    }
+  }
   if constexpr (NV * VEC <= kMaxWarpCols / kWarp) {
     auto kernel = softmax_fwd_warp<T, VEC, NV>;
     constexpr int threads = kWarp * kWarpRowsPerBlock;
@@ -702,22 +924,37 @@ void with_packs_per_lane(int nv, F&& f) {
 
 template <typename T, int VEC>
 void forward_vec(const T* x, T* y, int64_t rows, int cols, const SoftmaxPlan& plan,
-                 cudaStream_t st) {
+                 const Variant& v, cudaStream_t st) {
   switch (plan.path) {
     case SoftmaxPath::kWarpVec:
     case SoftmaxPath::kWarpScalar:
+      if constexpr (VEC > 1) {
+        if (v.tiny && cols / VEC <= kWarp / 2) return fwd_subwarp<T, VEC>(x, y, rows, cols, st);
+      }
       with_packs_per_lane(warp_packs_per_lane(cols, VEC), [&](auto nv) {
-        fwd_warp<T, VEC, decltype(nv)::value>(x, y, rows, cols, st);
+        fwd_warp<T, VEC, decltype(nv)::value>(x, y, rows, cols, v.warp, st);
       });
       return;
     case SoftmaxPath::kBlockVec:
       if constexpr (VEC * sizeof(T) == 16) {
-        auto kernel = softmax_fwd_staged<T>;
-        const int64_t blocks =
-            std::min(rows, resident_blocks(kernel, plan.threads, plan.smem_bytes));
-        kernel<<<static_cast<unsigned>(blocks), plan.threads, plan.smem_bytes, st>>>(x, y, rows,
-                                                                                    cols);
-        CUDA_CHECK_LAUNCH();
+        int threads = plan.threads;
+        if (v.block_cap > 0) {
+          threads = 128;
+          while (threads < v.block_cap && cols / VEC > int64_t{threads} * kPacksPerThread)
+            threads *= 2;
+        }
+        int stages = v.stages;
+        const int64_t optin = smem_optin_of(current_device());
+        while (stages > 1 && stages * plan.smem_bytes + kSmemReserve > optin) --stages;
+        const int64_t smem = stages * plan.smem_bytes;
+        auto launch = [&](auto kernel) {
+          const int64_t blocks = std::min(rows, resident_blocks(kernel, threads, smem));
+          kernel<<<static_cast<unsigned>(blocks), threads, smem, st>>>(x, y, rows, cols);
+          CUDA_CHECK_LAUNCH();
+        };
+        if (stages == 3) launch(softmax_fwd_staged<T, 3>);
+        else if (stages == 2) launch(softmax_fwd_staged<T, 2>);
+        else launch(softmax_fwd_staged<T, 1>);
         return;
       }
       throw std::logic_error("softmax: staged block path needs 16-byte packs");
@@ -775,10 +1012,11 @@ void forward_typed(const void* x, void* y, int64_t rows, int64_t cols, cudaStrea
   const auto* xt = static_cast<const T*>(x);
   auto* yt = static_cast<T*>(y);
   const int c = static_cast<int>(cols);
+  const Variant v = current_variant();
   if (plan.vec == 1)
-    forward_vec<T, 1>(xt, yt, rows, c, plan, st);
+    forward_vec<T, 1>(xt, yt, rows, c, plan, v, st);
   else
-    forward_vec<T, 16 / sizeof(T)>(xt, yt, rows, c, plan, st);
+    forward_vec<T, 16 / sizeof(T)>(xt, yt, rows, c, plan, v, st);
 }
 
 template <typename T>
@@ -825,6 +1063,22 @@ SoftmaxPlan softmax_plan(int64_t cols, SoftmaxDtype dtype, bool backward, bool a
   // As many packs as fit; the rest of the row is read twice.
   const int64_t fit = std::max<int64_t>(0, (smem_optin - kSmemReserve) / (pack_bytes * rows_staged));
   return {SoftmaxPath::kBlockPartial, vec, threads, fit * pack_bytes * rows_staged};
+}
+
+void set_softmax_variant_for_testing(const char* spec) {
+  const Variant v = parse_variant(spec ? spec : "");  // throws before changing anything
+  std::lock_guard<std::mutex> lock(g_variant_mu);
+  if (spec) {
+    g_variant = v;
+    g_variant_read = true;
+  } else {
+    g_variant_read = false;  // the next launch reads GPTBENCH_SOFTMAX_VARIANT again
+  }
+}
+
+std::vector<std::string> softmax_variant_names() {
+  return {"default", "w_keep", "w_nopf", "w_2row", "w_pf2", "b1024",
+          "b256",    "bs2",    "bs3",    "tiny"};
 }
 
 void launch_softmax_forward(const void* x, void* y, int64_t rows, int64_t cols,

@@ -5,6 +5,8 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace gptbench {
 
@@ -42,6 +44,14 @@ SoftmaxPlan softmax_plan(int64_t cols, SoftmaxDtype dtype, bool backward, bool a
 // gives NaN (as torch::softmax does). Throws gptbench::CudaError on a CUDA failure.
 void launch_softmax_forward(const void* x, void* y, int64_t rows, int64_t cols,
                             SoftmaxDtype dtype, cudaStream_t stream);
+
+// TEMPORARY tuning knob (ops/softmax.cu lists the names): the forward launcher reads
+// GPTBENCH_SOFTMAX_VARIANT (comma-separated variant names; unset/"default" = normal behaviour)
+// once. For tests: set_softmax_variant_for_testing(spec) makes `spec` current (throws
+// std::invalid_argument on an unknown name); nullptr makes the next launch re-read the
+// environment. softmax_variant_names(): every single name, "default" first.
+void set_softmax_variant_for_testing(const char* spec);
+std::vector<std::string> softmax_variant_names();
 
 // dx = y * (dy - sum(y * dy)) over each row.
 void launch_softmax_backward(const void* y, const void* dy, void* dx, int64_t rows,

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -186,6 +187,17 @@ TEST(SoftmaxPlan, PathsBySize) {
   // The staged path's smem is the whole row (y and dy backward), so the kernel can index it.
   EXPECT_EQ(plan(4096, SoftmaxDtype::kBFloat16, true).smem_bytes, 2 * 4096 * 2);
 }
+
+// The temporary tuning knob's names parse (host code): every listed name and combinations are
+// accepted, an unknown one throws; nullptr goes back to GPTBENCH_SOFTMAX_VARIANT.
+TEST(SoftmaxPlan, TuningVariantNames) {
+  for (const auto& n : softmax_variant_names())
+    EXPECT_NO_THROW(set_softmax_variant_for_testing(n.c_str())) << n;
+  EXPECT_NO_THROW(set_softmax_variant_for_testing("w_pf2,bs3,b256,tiny"));
+  EXPECT_NO_THROW(set_softmax_variant_for_testing(""));
+  EXPECT_THROW(set_softmax_variant_for_testing("w_keep,nope"), std::invalid_argument);
+  set_softmax_variant_for_testing(nullptr);
+}
 #endif
 
 // ---- GPU: the fused kernels against float64 ----------------------------------------------
@@ -322,6 +334,53 @@ TEST(SoftmaxFusedGpu, NonFiniteRows) {
     }
   }
 }
+
+#ifdef GPTBENCH_WITH_CUDA
+// Every tuning variant (GPTBENCH_SOFTMAX_VARIANT, a temporary knob; ops/softmax.cu) against
+// float64: the warp variants at the prefetching sizes (bf16 1024, fp32 512; 20,011 rows walk the
+// persistent grids), the short-row variant at every group width (1..16 lanes per row) with row
+// counts that leave partial warps and groups, the staged-path variants at a few, many and
+// 601 vocabulary rows (bs2/bs3 fall back to fewer slots where the rows do not fit), and rows
+// with -inf, +inf and NaN. Output buffers start as NaN, so a row left unwritten fails.
+TEST(SoftmaxFusedGpu, TuningVariantsMatchFloat64) {
+  if (!have_gpu()) GTEST_SKIP() << "needs a CUDA GPU and a build with CUDA kernels";
+  const std::vector<GpuSize> sizes = {
+      {45, 1024},  {20011, 1024}, {19, 512},   {20011, 512}, {3, 256},   {333, 8},
+      {333, 16},   {1001, 24},    {1001, 32},  {257, 40},    {1001, 64}, {4099, 128},
+      {77, 248},   {1, 1024},     {11, 4096},  {5003, 4096}, {9, 50304}, {601, 50304},
+      {2, 115712}, {3, 65536},    {7, 1023}};
+  const auto names = softmax_variant_names();
+  ASSERT_FALSE(names.empty());
+  EXPECT_EQ(names.front(), "default");
+  struct Restore {  // back to the environment however the test ends
+    ~Restore() { set_softmax_variant_for_testing(nullptr); }
+  } restore;
+  std::vector<std::string> specs(names.begin(), names.end());
+  specs.push_back("w_keep,b1024,bs2,tiny");  // names combine
+  for (const auto& spec : specs) {
+    set_softmax_variant_for_testing(spec.c_str());
+    for (auto dtype : {at::kFloat, at::kBFloat16}) {
+      for (const auto& s : sizes) {
+        const std::string tag = spec + " " + std::string(c10::toString(dtype)) + " " +
+                                std::to_string(s.rows) + "x" + std::to_string(s.cols);
+        auto x = random_rows(s.rows, s.cols, 700 + s.cols, at::kFloat, at::kCPU);
+        if (s.rows >= 6) {
+          x[0].fill_(-kInf);
+          x[1].slice(0, 0, (s.cols + 1) / 2).fill_(-kInf);
+          x[2][s.cols / 3] = kInf;
+          x[3][s.cols - 1] = std::numeric_limits<double>::quiet_NaN();
+          x[4] = x[4] * 30 + 1e4;
+        }
+        auto xd = x.to(at::kCUDA, dtype);
+        auto ref = softmax_reference(xd);
+        auto y = at::full_like(xd, std::numeric_limits<float>::quiet_NaN());
+        softmax_fused_out(xd, y);
+        expect_within(y, ref, forward_bound(ref, kernel_rtol(dtype), 1e-30), tag);
+      }
+    }
+  }
+}
+#endif
 
 // Writes every output element: a poisoned output buffer is fully overwritten.
 TEST(SoftmaxFusedGpu, OutVariantWritesEverything) {
