@@ -36,19 +36,175 @@ __device__ __forceinline__ int quantize(const float* mid, const uint8_t* lo_tab,
   return lo + (mid[lo] < x ? 1 : 0);
 }
 
+// Variants (temporary tuning knob, adam8bit_kernels.h): kFast = approximate sqrt and division in
+// the parameter step (not in the moments: the codes must stay those of the reference) and the
+// requantisation's x / absmax by quant_div (one reciprocal per block; bit-identical to IEEE
+// division, quant_map.h); NB = quantisation blocks per warp at a time (2: twice the loads in
+// flight and independent chains to interleave).
+__device__ __forceinline__ float sqrt_approx(float x) {
+  float y;
+  asm("sqrt.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
 // New moments (rounded products and sums, no FMA: the requantisation must match the reference)
 // and the parameter update.
+template <bool kFast>
 __device__ __forceinline__ void adam_elem(float& p, float g, float& m, float& v,
                                           const Adam8bitScalars& s) {
   m = __fadd_rn(__fmul_rn(s.beta1, m), __fmul_rn(s.one_minus_beta1, g));
   v = __fadd_rn(__fmul_rn(s.beta2, v), __fmul_rn(s.one_minus_beta2, __fmul_rn(g, g)));
-  const float denom = sqrtf(v) * s.inv_sqrt_bc2 + s.eps;
-  p = p * s.decay - s.step_size * (m / denom);
+  if (kFast) {
+    const float denom = fmaf(sqrt_approx(v), s.inv_sqrt_bc2, s.eps);
+    p = fmaf(p, s.decay, -s.step_size * __fdividef(m, denom));
+  } else {
+    const float denom = sqrtf(v) * s.inv_sqrt_bc2 + s.eps;
+    p = p * s.decay - s.step_size * (m / denom);
+  }
+}
+
+// x / a as the reference forms it (0 where a is 0); r = 1/a when kFast and quant_div_ok(a).
+template <bool kFast>
+__device__ __forceinline__ float normed(float x, float a, float r, bool fast_ok) {
+  if (kFast && fast_ok) return quant_div(x, a, r);
+  return a > 0.f ? x / a : 0.f;
+}
+
+// NB whole quantisation blocks (256 elements at b0[i], vector-aligned tensor), one warp.
+// Lane owns elements 4·lane + 128·k + j, k < 2, j < 4 of each: coalesced 16-byte loads.
+template <typename G, int NB, bool kFast>
+__device__ __forceinline__ void quant_full(const Adam8bitTensor& t, const int64_t (&b0)[NB],
+                                           const SharedMaps& sm, const Adam8bitScalars& s) {
+  const int ln = threadIdx.x % 32;
+  float4 pp[NB][2], gg[NB][2];
+  uchar4 cm[NB][2], cv[NB][2];
+  float am_old[NB], av_old[NB];
+#pragma unroll
+  for (int b = 0; b < NB; ++b) {
+    const int64_t blk = b0[b] / kBlock;
+    am_old[b] = t.m_absmax[blk];
+    av_old[b] = t.v_absmax[blk];
+#pragma unroll
+    for (int k = 0; k < 2; ++k) {
+      const int64_t e = b0[b] + 4 * ln + 128 * k;
+      pp[b][k] = load4(t.p + e);
+      gg[b][k] = load_grad4(static_cast<const G*>(t.g) + e);
+      cm[b][k] = *reinterpret_cast<const uchar4*>(static_cast<const uint8_t*>(t.m) + e);
+      cv[b][k] = *reinterpret_cast<const uchar4*>(static_cast<const uint8_t*>(t.v) + e);
+    }
+  }
+  float m[NB][8], v[NB][8], am[NB], av[NB];
+#pragma unroll
+  for (int b = 0; b < NB; ++b) {
+    am[b] = 0.f;
+    av[b] = 0.f;
+#pragma unroll
+    for (int k = 0; k < 2; ++k) {
+      const unsigned char cms[4] = {cm[b][k].x, cm[b][k].y, cm[b][k].z, cm[b][k].w};
+      const unsigned char cvs[4] = {cv[b][k].x, cv[b][k].y, cv[b][k].z, cv[b][k].w};
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        float& mm = m[b][4 * k + j];
+        float& vv = v[b][4 * k + j];
+        mm = sm.code_m[cms[j]] * am_old[b];
+        vv = sm.code_v[cvs[j]] * av_old[b];
+        adam_elem<kFast>(lane(pp[b][k], j), lane(gg[b][k], j), mm, vv, s);
+        am[b] = fmaxf(am[b], fabsf(mm));
+        av[b] = fmaxf(av[b], vv);
+      }
+      store4(t.p + b0[b] + 4 * ln + 128 * k, pp[b][k]);
+    }
+  }
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+#pragma unroll
+    for (int b = 0; b < NB; ++b) {
+      am[b] = fmaxf(am[b], __shfl_xor_sync(0xffffffffu, am[b], o));
+      av[b] = fmaxf(av[b], __shfl_xor_sync(0xffffffffu, av[b], o));
+    }
+  }
+#pragma unroll
+  for (int b = 0; b < NB; ++b) {
+    if (ln == 0) {
+      t.m_absmax[b0[b] / kBlock] = am[b];
+      t.v_absmax[b0[b] / kBlock] = av[b];
+    }
+    const bool okm = quant_div_ok(am[b]), okv = quant_div_ok(av[b]);
+    const float rm = kFast ? __frcp_rn(am[b]) : 0.f, rv = kFast ? __frcp_rn(av[b]) : 0.f;
+#pragma unroll
+    for (int k = 0; k < 2; ++k) {
+      unsigned char qm[4], qv[4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        qm[j] = static_cast<unsigned char>(
+            quantize(sm.mid_m, sm.lo_m, normed<kFast>(m[b][4 * k + j], am[b], rm, okm)));
+        qv[j] = static_cast<unsigned char>(
+            quantize(sm.mid_v, sm.lo_v, normed<kFast>(v[b][4 * k + j], av[b], rv, okv)));
+      }
+      const int64_t e = b0[b] + 4 * ln + 128 * k;
+      *reinterpret_cast<uchar4*>(static_cast<uint8_t*>(t.m) + e) = make_uchar4(qm[0], qm[1], qm[2], qm[3]);
+      *reinterpret_cast<uchar4*>(static_cast<uint8_t*>(t.v) + e) = make_uchar4(qv[0], qv[1], qv[2], qv[3]);
+    }
+  }
 }
 
 // One quantisation block (up to 256 elements starting at element `b0` of tensor t), one warp.
-template <typename G>
+template <typename G, bool kFast>
 __device__ void quant_block(const Adam8bitTensor& t, int64_t b0, const SharedMaps& sm,
+                            const Adam8bitScalars& s) {
+  const int64_t len = min(static_cast<int64_t>(kBlock), t.n - b0);
+  if (t.vec && len == kBlock) {
+    const int64_t bb[1] = {b0};
+    quant_full<G, 1, kFast>(t, bb, sm, s);
+    return;
+  }
+  // Lane owns elements lane + 32·j, j < 8 (bounded).
+  const int ln = threadIdx.x % 32;
+  const int64_t blk = b0 / kBlock;
+  const float am_old = t.m_absmax[blk], av_old = t.v_absmax[blk];
+  float* __restrict__ p = t.p + b0;
+  const G* __restrict__ g = static_cast<const G*>(t.g) + b0;
+  uint8_t* __restrict__ qm = static_cast<uint8_t*>(t.m) + b0;
+  uint8_t* __restrict__ qv = static_cast<uint8_t*>(t.v) + b0;
+  float m[8], v[8];
+  float am = 0.f, av = 0.f;
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    const int e = ln + 32 * j;
+    m[j] = 0.f;
+    v[j] = 0.f;
+    if (e < len) {
+      float pp = p[e];
+      m[j] = sm.code_m[qm[e]] * am_old;
+      v[j] = sm.code_v[qv[e]] * av_old;
+      adam_elem<kFast>(pp, load_grad(g + e), m[j], v[j], s);
+      p[e] = pp;
+      am = fmaxf(am, fabsf(m[j]));
+      av = fmaxf(av, v[j]);
+    }
+  }
+  am = warp_max(am);
+  av = warp_max(av);
+  if (ln == 0) {
+    t.m_absmax[blk] = am;
+    t.v_absmax[blk] = av;
+  }
+  const bool okm = quant_div_ok(am), okv = quant_div_ok(av);
+  const float rm = kFast ? __frcp_rn(am) : 0.f, rv = kFast ? __frcp_rn(av) : 0.f;
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    const int e = ln + 32 * j;
+    if (e < len) {
+      qm[e] = static_cast<uint8_t>(quantize(sm.mid_m, sm.lo_m, normed<kFast>(m[j], am, rm, okm)));
+      qv[e] = static_cast<uint8_t>(quantize(sm.mid_v, sm.lo_v, normed<kFast>(v[j], av, rv, okv)));
+    }
+  }
+}
+
+// Variant 0 (base): one quantisation block (up to 256 elements starting at element `b0` of
+// tensor t), one warp — the code measured before the variants (80 registers), kept as it was.
+template <typename G>
+__device__ void quant_block_base(const Adam8bitTensor& t, int64_t b0, const SharedMaps& sm,
                             const Adam8bitScalars& s) {
   const int ln = threadIdx.x % 32;
   const int64_t len = min(static_cast<int64_t>(kBlock), t.n - b0);
@@ -77,7 +233,7 @@ __device__ void quant_block(const Adam8bitTensor& t, int64_t b0, const SharedMap
         float& vv = v[4 * k + j];
         mm = sm.code_m[cms[j]] * am_old;
         vv = sm.code_v[cvs[j]] * av_old;
-        adam_elem(lane(pp, j), lane(gg, j), mm, vv, s);
+        adam_elem<false>(lane(pp, j), lane(gg, j), mm, vv, s);
         am = fmaxf(am, fabsf(mm));
         av = fmaxf(av, vv);
       }
@@ -94,7 +250,7 @@ __device__ void quant_block(const Adam8bitTensor& t, int64_t b0, const SharedMap
         float pp = p[e];
         m[j] = sm.code_m[qm[e]] * am_old;
         v[j] = sm.code_v[qv[e]] * av_old;
-        adam_elem(pp, load_grad(g + e), m[j], v[j], s);
+        adam_elem<false>(pp, load_grad(g + e), m[j], v[j], s);
         p[e] = pp;
         am = fmaxf(am, fabsf(m[j]));
         av = fmaxf(av, v[j]);
@@ -133,7 +289,7 @@ __device__ void quant_block(const Adam8bitTensor& t, int64_t b0, const SharedMap
 }
 
 // A chunk of a tensor with fp32 states: the whole block walks it, float4 where aligned.
-template <typename G>
+template <typename G, bool kFast>
 __device__ void fp32_chunk(const Adam8bitTensor& t, int64_t begin, int64_t len,
                            const Adam8bitScalars& s) {
   float* __restrict__ p = t.p + begin;
@@ -147,7 +303,7 @@ __device__ void fp32_chunk(const Adam8bitTensor& t, int64_t begin, int64_t len,
       float4 pp = load4(p + 4 * i), mm = load4(m + 4 * i), vv = load4(v + 4 * i);
       float4 gg = load_grad4(g + 4 * i);
 #pragma unroll
-      for (int k = 0; k < 4; ++k) adam_elem(lane(pp, k), lane(gg, k), lane(mm, k), lane(vv, k), s);
+      for (int k = 0; k < 4; ++k) adam_elem<kFast>(lane(pp, k), lane(gg, k), lane(mm, k), lane(vv, k), s);
       store4(p + 4 * i, pp);
       store4(m + 4 * i, mm);
       store4(v + 4 * i, vv);
@@ -156,18 +312,28 @@ __device__ void fp32_chunk(const Adam8bitTensor& t, int64_t begin, int64_t len,
   }
   for (int64_t i = done + threadIdx.x; i < len; i += kThreads) {
     float pp = p[i], mm = m[i], vv = v[i];
-    adam_elem(pp, load_grad(g + i), mm, vv, s);
+    adam_elem<kFast>(pp, load_grad(g + i), mm, vv, s);
     p[i] = pp;
     m[i] = mm;
     v[i] = vv;
   }
 }
 
-template <typename G>
-__global__ void __launch_bounds__(kThreads)
+// Variant V (adam8bit_kernels.h): 0 base, 1 fast, 2 fast + ≤ 64 registers (4 blocks/SM),
+// 3 fast + two quantisation blocks per warp, 4 as 3 with ≤ 80 registers (3 blocks/SM).
+template <int V>
+struct Variant {
+  static constexpr bool kFast = V != 0;
+  static constexpr int kNB = V >= 3 ? 2 : 1;
+  static constexpr int kMinBlocks = V == 2 ? 4 : (V == 4 ? 3 : 0);  // 0: no hint (as before)
+};
+
+template <typename G, int V>
+__global__ void __launch_bounds__(kThreads, Variant<V>::kMinBlocks)
     adam8bit_kernel(const Adam8bitTensor* __restrict__ tensors,
                     const ChunkRef* __restrict__ chunks, int64_t num_chunks, Adam8bitScalars s,
                     const float* __restrict__ maps, const uint8_t* __restrict__ buckets) {
+  constexpr bool kFast = Variant<V>::kFast;
   __shared__ SharedMaps sm;
   static_assert(sizeof(SharedMaps) == 4096 + 2 * kBucketBytes, "unexpected padding");
   // The four float tables (4 KB) and the two bucket tables, as 16-byte words.
@@ -187,32 +353,60 @@ __global__ void __launch_bounds__(kThreads)
     const int64_t len = min(kChunkElems, t.n - begin);
     if (t.quantized) {
       const int64_t nblocks = (len + kBlock - 1) / kBlock;
-      for (int64_t b = warp; b < nblocks; b += kWarps) quant_block<G>(t, begin + b * kBlock, sm, s);
+      if (V == 0) {
+        for (int64_t b = warp; b < nblocks; b += kWarps)
+          quant_block_base<G>(t, begin + b * kBlock, sm, s);
+        continue;
+      }
+      int64_t b = warp;
+      if (Variant<V>::kNB == 2 && t.vec) {
+        const int64_t nfull = len / kBlock;  // blocks b < nfull hold 256 elements
+        for (; b + kWarps < nfull; b += 2 * kWarps) {
+          const int64_t bb[2] = {begin + b * kBlock, begin + (b + kWarps) * kBlock};
+          quant_full<G, 2, kFast>(t, bb, sm, s);
+        }
+      }
+      for (; b < nblocks; b += kWarps) quant_block<G, kFast>(t, begin + b * kBlock, sm, s);
     } else {
-      fp32_chunk<G>(t, begin, len, s);
+      fp32_chunk<G, kFast>(t, begin, len, s);
     }
   }
 }
 
-template <typename G>
+template <typename G, int V>
 void launch(const Adam8bitTensor* tensors, const ChunkRef* chunks, int64_t num_chunks,
             const Adam8bitScalars& s, const float* maps, const uint8_t* buckets,
             cudaStream_t stream) {
-  const int grid = grid_for(adam8bit_kernel<G>, num_chunks);
-  adam8bit_kernel<G><<<grid, kThreads, 0, stream>>>(tensors, chunks, num_chunks, s, maps, buckets);
+  const int grid = grid_for(adam8bit_kernel<G, V>, num_chunks);
+  adam8bit_kernel<G, V><<<grid, kThreads, 0, stream>>>(tensors, chunks, num_chunks, s, maps,
+                                                      buckets);
   CUDA_CHECK_LAUNCH();
+}
+
+template <typename G>
+void launch_variant(int variant, const Adam8bitTensor* tensors, const ChunkRef* chunks,
+                    int64_t num_chunks, const Adam8bitScalars& s, const float* maps,
+                    const uint8_t* buckets, cudaStream_t stream) {
+  switch (variant) {
+    case 1: return launch<G, 1>(tensors, chunks, num_chunks, s, maps, buckets, stream);
+    case 2: return launch<G, 2>(tensors, chunks, num_chunks, s, maps, buckets, stream);
+    case 3: return launch<G, 3>(tensors, chunks, num_chunks, s, maps, buckets, stream);
+    case 4: return launch<G, 4>(tensors, chunks, num_chunks, s, maps, buckets, stream);
+    default: return launch<G, 0>(tensors, chunks, num_chunks, s, maps, buckets, stream);
+  }
 }
 
 }  // namespace
 
 void adam8bit_step_cuda(const Adam8bitTensor* tensors, const ChunkRef* chunks,
                         int64_t num_chunks, GradType grad_type, const Adam8bitScalars& s,
-                        const float* maps, const uint8_t* buckets, cudaStream_t stream) {
+                        const float* maps, const uint8_t* buckets, cudaStream_t stream,
+                        int variant) {
   if (num_chunks == 0) return;
   if (grad_type == GradType::kBF16)
-    launch<__nv_bfloat16>(tensors, chunks, num_chunks, s, maps, buckets, stream);
+    launch_variant<__nv_bfloat16>(variant, tensors, chunks, num_chunks, s, maps, buckets, stream);
   else
-    launch<float>(tensors, chunks, num_chunks, s, maps, buckets, stream);
+    launch_variant<float>(variant, tensors, chunks, num_chunks, s, maps, buckets, stream);
 }
 
 }  // namespace optim

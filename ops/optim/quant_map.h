@@ -7,6 +7,7 @@
 // 0 and 1 complete the 256 codes. Torch-free: used by the CPU reference and uploaded for the
 // kernels, so both quantise with the same table.
 #include <array>
+#include <cmath>
 #include <cstdint>
 
 namespace gptbench {
@@ -51,6 +52,27 @@ GPTBENCH_QUANT_HD uint32_t quant_bucket(uint32_t bits) {
   uint32_t k = (bits >> 16) & 0x7fffu;  // exponent and top 7 mantissa bits of |x|
   k = k < kBucketMinKey ? kBucketMinKey : (k > kBucketMaxKey ? kBucketMaxKey : k);
   return (bits >> 31) * static_cast<uint32_t>(kBucketsPerSign) + (k - kBucketMinKey);
+}
+
+// x / a correctly rounded (= IEEE x / a) from r = RN(1/a) by one Markstein correction:
+// q0 = RN(x·r), e = x − a·q0 (exact by FMA unless it underflows), q = RN(q0 + e·r). For
+// |x| ≤ a (the requantisation's x / absmax) with a in [2^-60, 2^100] (quant_div_ok): nothing
+// overflows, and e is exact whenever |x| ≥ 2^-100; below that |x/a| < 2^-40, far under the
+// smallest midpoint (~5e-8), where the quotient may be off by an ulp but keeps its sign, so the
+// code is the same. The "fast" 8-bit Adam kernels use it (one reciprocal per block instead of a
+// full-range division per element); a host test checks it against x / a over millions of pairs.
+GPTBENCH_QUANT_HD bool quant_div_ok(float a) { return a >= 0x1p-60f && a <= 0x1p100f; }
+GPTBENCH_QUANT_HD float quant_div(float x, float a, float r) {
+#if defined(__CUDA_ARCH__)
+  const float q0 = __fmul_rn(x, r);
+  const float e = __fmaf_rn(-q0, a, x);
+  return __fmaf_rn(e, r, q0);
+#else
+  volatile float q0v = x * r;  // rounded product, never contracted
+  const float q0 = q0v;
+  const float e = std::fma(-q0, a, x);
+  return std::fma(e, r, q0);
+#endif
 }
 #undef GPTBENCH_QUANT_HD
 

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 
 #include "ops/optim/adam8bit.h"
 #include "ops/optim/adamw.h"
@@ -161,6 +162,67 @@ TEST(OptimAdam8bit, BucketedQuantiserEqualsNearestSearchForEveryFloat) {
       check(x);
     EXPECT_EQ(bad, 0) << "of " << checked << (is_signed ? " (signed map)" : " (unsigned map)");
   }
+}
+
+// quant_div (the "fast" kernel variants' x / absmax: one reciprocal per block, one Markstein
+// correction) equals IEEE division bit for bit over 2^-100 ≤ |x| ≤ a, a in [2^-60, 2^100]; for
+// smaller |x| (the residual may underflow) it still gives the same code.
+TEST(OptimAdam8bit, QuantDivEqualsIeeeDivision) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> mant(1.f, 2.f);
+  std::uniform_int_distribution<int> ea(-60, 99), ex(-100, 0), sign(0, 1);
+  const auto& ms = optim::signed_dynamic_map();
+  const auto& mu = optim::unsigned_dynamic_map();
+  int64_t bad = 0, bad_codes = 0, exact_checked = 0;
+  for (int i = 0; i < 4000000; ++i) {
+    const float a = std::ldexp(mant(rng), ea(rng));
+    float x;
+    switch (i % 4) {
+      case 0: x = a; break;                                        // the block's absmax itself
+      case 1: x = std::nextafter(a, 0.f) * mant(rng) / 2.f; break;  // near a
+      default: x = std::ldexp(mant(rng), ex(rng)) * a / 2.f; break;  // any smaller magnitude
+    }
+    x = std::min(x, a);
+    if (sign(rng)) x = -x;
+    ASSERT_TRUE(optim::quant_div_ok(a));
+    const float r = 1.f / a;
+    const float q = optim::quant_div(x, a, r), want = x / a;
+    if (std::fabs(x) >= 0x1p-100f) {
+      ++exact_checked;
+      uint32_t bq, bw;
+      std::memcpy(&bq, &q, 4);
+      std::memcpy(&bw, &want, 4);
+      if (bq != bw && ++bad <= 5)
+        ADD_FAILURE() << std::hexfloat << x << " / " << a << ": " << q << " vs " << want;
+    }
+    const auto& map = x < 0 ? ms : (i % 2 ? ms : mu);
+    if (optim::quantize_nearest(map, q) != optim::quantize_nearest(map, want)) ++bad_codes;
+  }
+  EXPECT_EQ(bad, 0);
+  EXPECT_EQ(bad_codes, 0);
+  EXPECT_GT(exact_checked, 2000000);
+  EXPECT_FALSE(optim::quant_div_ok(0.f));
+  EXPECT_FALSE(optim::quant_div_ok(0x1p-61f));
+  EXPECT_FALSE(optim::quant_div_ok(0x1p101f));
+}
+
+// The variant knob parses names and indices and rejects anything else.
+TEST(OptimAdam8bit, VariantNamesParse) {
+  EXPECT_EQ(parse_optim_variant(nullptr, kAdam8bitVariantNames, kAdam8bitVariants, "t"), 0);
+  EXPECT_EQ(parse_optim_variant("", kAdam8bitVariantNames, kAdam8bitVariants, "t"), 0);
+  for (int v = 0; v < kAdam8bitVariants; ++v) {
+    EXPECT_EQ(parse_optim_variant(kAdam8bitVariantNames[v], kAdam8bitVariantNames,
+                                  kAdam8bitVariants, "t"), v);
+    EXPECT_EQ(parse_optim_variant(std::to_string(v).c_str(), kAdam8bitVariantNames,
+                                  kAdam8bitVariants, "t"), v);
+  }
+  EXPECT_THROW(parse_optim_variant("nope", kAdam8bitVariantNames, kAdam8bitVariants, "t"),
+               std::invalid_argument);
+  EXPECT_THROW(parse_optim_variant("9", kAdam8bitVariantNames, kAdam8bitVariants, "t"),
+               std::invalid_argument);
+  set_adam8bit_variant_for_testing(3);
+  EXPECT_EQ(adam8bit_variant(), 3);
+  set_adam8bit_variant_for_testing(-1);
 }
 
 TEST(OptimAdam8bit, StateAtMost2_04BytesPerParam) {

@@ -139,8 +139,7 @@ void expect_adam8bit_agree(const Adam8bit& a, const std::vector<at::Tensor>& pa,
   }
 }
 
-TEST(OptimGpu, Adam8bitFusedMatchesReference) {
-  SKIP_WITHOUT_GPU();
+void adam8bit_awkward_sizes_match_reference() {
   for (auto gt : {at::kFloat, at::kBFloat16}) {
     auto fused_p = to_device(awkward_params(at::kCPU, 31), kGpu);
     auto ref_p = clone_all(fused_p);
@@ -160,12 +159,16 @@ TEST(OptimGpu, Adam8bitFusedMatchesReference) {
   }
 }
 
+TEST(OptimGpu, Adam8bitFusedMatchesReference) {
+  SKIP_WITHOUT_GPU();
+  adam8bit_awkward_sizes_match_reference();
+}
+
 // Adafactor over shapes that cut into many tiles (the factors pass updates R and C from the
 // tiles of the first column piece / row band and sums mean R over tiles by atomics): tall
 // narrow, wte-like, two column pieces with a ragged row band, 3 columns (scalar path), vectors
 // over several chunks and of 1 element. Tolerances as above.
-TEST(OptimGpu, AdafactorFusedManyTilesMatchesReference) {
-  SKIP_WITHOUT_GPU();
+void adafactor_many_tiles_match_reference() {
   for (auto gt : {at::kFloat, at::kBFloat16}) {
     at::manual_seed(12);
     const auto o = at::TensorOptions().dtype(at::kFloat).device(kGpu);
@@ -193,6 +196,11 @@ TEST(OptimGpu, AdafactorFusedManyTilesMatchesReference) {
   }
 }
 
+TEST(OptimGpu, AdafactorFusedManyTilesMatchesReference) {
+  SKIP_WITHOUT_GPU();
+  adafactor_many_tiles_match_reference();
+}
+
 // Sizes on every boundary of the 8-bit kernel: the 4,096 threshold (4,095 keeps fp32 states,
 // 4,096 is quantised), last blocks of 255 and 1 elements, one whole chunk (16,384) and a chunk
 // plus one, several chunks with a ragged tail, a 2-D tensor of odd sides, a misaligned tensor
@@ -210,8 +218,7 @@ std::vector<at::Tensor> adam8bit_boundary_params() {
 // fp32 moments (the same rounded products and sums, no FMA), absmax and x/absmax (IEEE
 // division on both): every code must then be the same. This checks the kernel's bucket-table
 // quantiser against the CPU reference's binary search code for code, with no tolerance.
-TEST(OptimGpu, Adam8bitFirstStepCodesEqualCpuReferenceExactly) {
-  SKIP_WITHOUT_GPU();
+void adam8bit_first_step_codes_equal_cpu_reference() {
   for (auto gt : {at::kFloat, at::kBFloat16}) {
     auto fused_p = adam8bit_boundary_params();
     auto cpu_p = to_device(fused_p, at::kCPU);
@@ -233,10 +240,14 @@ TEST(OptimGpu, Adam8bitFirstStepCodesEqualCpuReferenceExactly) {
   }
 }
 
+TEST(OptimGpu, Adam8bitFirstStepCodesEqualCpuReferenceExactly) {
+  SKIP_WITHOUT_GPU();
+  adam8bit_first_step_codes_equal_cpu_reference();
+}
+
 // The boundary sizes over 10 steps against the GPU reference (tolerances of
 // expect_adam8bit_agree).
-TEST(OptimGpu, Adam8bitFusedBoundarySizesMatchReference) {
-  SKIP_WITHOUT_GPU();
+void adam8bit_boundary_sizes_match_reference() {
   for (auto gt : {at::kFloat, at::kBFloat16}) {
     auto fused_p = adam8bit_boundary_params();
     auto ref_p = clone_all(fused_p);
@@ -249,6 +260,45 @@ TEST(OptimGpu, Adam8bitFusedBoundarySizesMatchReference) {
       ref.step(g);
     }
     expect_adam8bit_agree(fused, fused_p, ref, ref_p);
+  }
+}
+
+TEST(OptimGpu, Adam8bitFusedBoundarySizesMatchReference) {
+  SKIP_WITHOUT_GPU();
+  adam8bit_boundary_sizes_match_reference();
+}
+
+// Every kernel variant of the temporary tuning knobs (GPTBENCH_ADAM8BIT_VARIANT,
+// GPTBENCH_ADAFACTOR_VARIANT) passes the tests of the default one: the same codes as the CPU
+// reference on the first step (no tolerance), the boundary and awkward sizes over 10 steps.
+struct VariantGuard {
+  ~VariantGuard() {
+    set_adam8bit_variant_for_testing(-1);
+    set_adafactor_variant_for_testing(-1);
+  }
+};
+
+TEST(OptimGpu, Adam8bitEveryVariantMatchesReference) {
+  SKIP_WITHOUT_GPU();
+  VariantGuard guard;
+  for (int v = 0; v < kAdam8bitVariants; ++v) {
+    SCOPED_TRACE(kAdam8bitVariantNames[v]);
+    set_adam8bit_variant_for_testing(v);
+    ASSERT_EQ(adam8bit_variant(), v);
+    adam8bit_first_step_codes_equal_cpu_reference();
+    adam8bit_boundary_sizes_match_reference();
+    adam8bit_awkward_sizes_match_reference();
+  }
+}
+
+TEST(OptimGpu, AdafactorEveryVariantMatchesReference) {
+  SKIP_WITHOUT_GPU();
+  VariantGuard guard;
+  for (int v = 0; v < kAdafactorVariants; ++v) {
+    SCOPED_TRACE(kAdafactorVariantNames[v]);
+    set_adafactor_variant_for_testing(v);
+    ASSERT_EQ(adafactor_variant(), v);
+    adafactor_many_tiles_match_reference();
   }
 }
 
