@@ -140,10 +140,9 @@ Case make_optim_case(const std::string& impl, const std::string& grads, const st
     cs.counters["state_bytes"] = static_cast<double>(opt->state_bytes());
   }
   cs.counters["bytes/param"] = cs.cost.bytes / n;
-  // The temporary tuning knobs (GPTBENCH_ADAM8BIT_VARIANT, GPTBENCH_ADAFACTOR_VARIANT): the
-  // index of the kernel variant in use, so a JSON file says which one it timed.
+  // The temporary tuning knob (GPTBENCH_ADAM8BIT_VARIANT): the index of the kernel variant in
+  // use, so a JSON file says which one it timed.
   if (impl == "adam8bit") cs.counters["variant"] = adam8bit_variant();
-  if (impl == "adafactor") cs.counters["variant"] = adafactor_variant();
 
   // One step from the initial state, compared with our reference path stepped on a copy.
   cs.verify = [pr, run = cs.run, base, impl] {

@@ -1,13 +1,10 @@
 #include "ops/optim/adafactor.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <cstdlib>
 #include <limits>
 #include <stdexcept>
 
-#include "ops/optim/adam8bit.h"  // parse_optim_variant
 #include "ops/optim/device_table.h"
 
 #ifdef GPTBENCH_WITH_CUDA
@@ -17,33 +14,6 @@
 #endif
 
 namespace gptbench {
-
-namespace {
-std::atomic<int> g_adafactor_variant_override{-1};
-}  // namespace
-
-int adafactor_variant() {
-  const int o = g_adafactor_variant_override.load();
-  if (o >= 0) return o;
-  static const int from_env = parse_optim_variant(std::getenv("GPTBENCH_ADAFACTOR_VARIANT"),
-                                                  kAdafactorVariantNames, kAdafactorVariants,
-                                                  "GPTBENCH_ADAFACTOR_VARIANT");
-  return from_env;
-}
-
-void set_adafactor_variant_for_testing(int variant) {
-  if (variant >= kAdafactorVariants) throw std::invalid_argument("adafactor: no such variant");
-  g_adafactor_variant_override.store(variant < 0 ? -1 : variant);
-}
-
-int64_t adafactor_tile_elems(int variant) {
-  switch (variant) {
-    case 1: return 32768;
-    case 2: return 16384;
-    case 3: return 8192;
-    default: return 65536;  // optim::kAdafactorTileElems
-  }
-}
 
 Adafactor::Adafactor(std::vector<at::Tensor> params, AdafactorOptions options,
                      OptimBackend backend)
@@ -123,9 +93,6 @@ void Adafactor::step_fused(const std::vector<at::Tensor>& grads) {
   auto key = pointer_key(grads);
   for (const void* q : pointer_key(params_)) key.push_back(q);
   key.push_back(reinterpret_cast<const void*>(static_cast<uintptr_t>(bf16)));
-  const int variant = adafactor_variant();
-  key.push_back(reinterpret_cast<const void*>(static_cast<uintptr_t>(variant)));
-  const int64_t tile_elems = adafactor_tile_elems(variant);
   if (key != table_key_) {
     // Scratch layout: the stats of every fused tensor, then the row and column sums.
     std::vector<size_t> fused;
@@ -171,7 +138,7 @@ void Adafactor::step_fused(const std::vector<at::Tensor>& grads) {
         const int64_t pieces = (t.cols + kAdafactorMaxTileCols - 1) / kAdafactorMaxTileCols;
         const int64_t width = std::min<int64_t>(
             kAdafactorMaxTileCols, ((t.cols + pieces - 1) / pieces + 3) / 4 * 4);
-        const int64_t tile_rows = std::max<int64_t>(8, tile_elems / width / 8 * 8);
+        const int64_t tile_rows = std::max<int64_t>(8, kAdafactorTileElems / width / 8 * 8);
         for (int64_t r0 = 0; r0 < t.rows; r0 += tile_rows)
           for (int64_t c0 = 0; c0 < t.cols; c0 += width)
             tiles.push_back({r0, c0, tidx, static_cast<int32_t>(std::min(tile_rows, t.rows - r0)),

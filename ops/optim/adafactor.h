@@ -55,20 +55,4 @@ class Adafactor : public FusedOptimizer {
   std::vector<size_t> unfused_;  // tensors of > 2 dimensions
 };
 
-// ---- Variants: a TEMPORARY tuning knob (remove once one is chosen) -------------------------
-// GPTBENCH_ADAFACTOR_VARIANT (a name below or its index; read once, on the first fused step;
-// unset = "base", the measured configuration) sets the target elements per factored tile of
-// the fused path: 65,536 (kAdafactorTileElems) for "base", 32,768, 16,384, 8,192. A tile of
-// 64K elements is ~50 µs of one block's share of the bandwidth, so each of the four passes can
-// end with up to ~50 µs of a half-empty last wave; smaller tiles shorten that tail, at the
-// cost of more column atomics (one per column and tile) and more per-tile setup. Every variant computes the same step
-// (only the summation order of the row and column sums changes). Tests set it through
-// set_adafactor_variant_for_testing (index; −1 = back to the environment).
-constexpr int kAdafactorVariants = 4;
-constexpr const char* kAdafactorVariantNames[kAdafactorVariants] = {"base", "t32k", "t16k",
-                                                                    "t8k"};
-int adafactor_variant();
-void set_adafactor_variant_for_testing(int variant);
-int64_t adafactor_tile_elems(int variant);
-
 }  // namespace gptbench

@@ -36,11 +36,10 @@ __device__ __forceinline__ int quantize(const float* mid, const uint8_t* lo_tab,
   return lo + (mid[lo] < x ? 1 : 0);
 }
 
-// Variants (temporary tuning knob, adam8bit_kernels.h): kFast = approximate sqrt and division in
-// the parameter step (not in the moments: the codes must stay those of the reference) and the
+// kFast (every variant but base, adam8bit_kernels.h): approximate sqrt and division in the
+// parameter step (not in the moments: the codes must stay those of the reference) and the
 // requantisation's x / absmax by quant_div (one reciprocal per block; bit-identical to IEEE
-// division, quant_map.h); NB = quantisation blocks per warp at a time (2: twice the loads in
-// flight and independent chains to interleave).
+// division, quant_map.h).
 __device__ __forceinline__ float sqrt_approx(float x) {
   float y;
   asm("sqrt.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
@@ -70,81 +69,62 @@ __device__ __forceinline__ float normed(float x, float a, float r, bool fast_ok)
   return a > 0.f ? x / a : 0.f;
 }
 
-// NB whole quantisation blocks (256 elements at b0[i], vector-aligned tensor), one warp.
-// Lane owns elements 4·lane + 128·k + j, k < 2, j < 4 of each: coalesced 16-byte loads.
-template <typename G, int NB, bool kFast>
-__device__ __forceinline__ void quant_full(const Adam8bitTensor& t, const int64_t (&b0)[NB],
+// One whole quantisation block (256 elements at b0, vector-aligned tensor), one warp.
+// Lane owns elements 4·lane + 128·k + j, k < 2, j < 4: coalesced 16-byte loads.
+template <typename G, bool kFast>
+__device__ __forceinline__ void quant_full(const Adam8bitTensor& t, int64_t b0,
                                            const SharedMaps& sm, const Adam8bitScalars& s) {
   const int ln = threadIdx.x % 32;
-  float4 pp[NB][2], gg[NB][2];
-  uchar4 cm[NB][2], cv[NB][2];
-  float am_old[NB], av_old[NB];
+  const int64_t blk = b0 / kBlock;
+  float4 pp[2], gg[2];
+  uchar4 cm[2], cv[2];
+  const float am_old = t.m_absmax[blk], av_old = t.v_absmax[blk];
 #pragma unroll
-  for (int b = 0; b < NB; ++b) {
-    const int64_t blk = b0[b] / kBlock;
-    am_old[b] = t.m_absmax[blk];
-    av_old[b] = t.v_absmax[blk];
-#pragma unroll
-    for (int k = 0; k < 2; ++k) {
-      const int64_t e = b0[b] + 4 * ln + 128 * k;
-      pp[b][k] = load4(t.p + e);
-      gg[b][k] = load_grad4(static_cast<const G*>(t.g) + e);
-      cm[b][k] = *reinterpret_cast<const uchar4*>(static_cast<const uint8_t*>(t.m) + e);
-      cv[b][k] = *reinterpret_cast<const uchar4*>(static_cast<const uint8_t*>(t.v) + e);
-    }
+  for (int k = 0; k < 2; ++k) {
+    const int64_t e = b0 + 4 * ln + 128 * k;
+    pp[k] = load4(t.p + e);
+    gg[k] = load_grad4(static_cast<const G*>(t.g) + e);
+    cm[k] = *reinterpret_cast<const uchar4*>(static_cast<const uint8_t*>(t.m) + e);
+    cv[k] = *reinterpret_cast<const uchar4*>(static_cast<const uint8_t*>(t.v) + e);
   }
-  float m[NB][8], v[NB][8], am[NB], av[NB];
+  float m[8], v[8], am = 0.f, av = 0.f;
 #pragma unroll
-  for (int b = 0; b < NB; ++b) {
-    am[b] = 0.f;
-    av[b] = 0.f;
+  for (int k = 0; k < 2; ++k) {
+    const unsigned char cms[4] = {cm[k].x, cm[k].y, cm[k].z, cm[k].w};
+    const unsigned char cvs[4] = {cv[k].x, cv[k].y, cv[k].z, cv[k].w};
 #pragma unroll
-    for (int k = 0; k < 2; ++k) {
-      const unsigned char cms[4] = {cm[b][k].x, cm[b][k].y, cm[b][k].z, cm[b][k].w};
-      const unsigned char cvs[4] = {cv[b][k].x, cv[b][k].y, cv[b][k].z, cv[b][k].w};
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        float& mm = m[b][4 * k + j];
-        float& vv = v[b][4 * k + j];
-        mm = sm.code_m[cms[j]] * am_old[b];
-        vv = sm.code_v[cvs[j]] * av_old[b];
-        adam_elem<kFast>(lane(pp[b][k], j), lane(gg[b][k], j), mm, vv, s);
-        am[b] = fmaxf(am[b], fabsf(mm));
-        av[b] = fmaxf(av[b], vv);
-      }
-      store4(t.p + b0[b] + 4 * ln + 128 * k, pp[b][k]);
+    for (int j = 0; j < 4; ++j) {
+      float& mm = m[4 * k + j];
+      float& vv = v[4 * k + j];
+      mm = sm.code_m[cms[j]] * am_old;
+      vv = sm.code_v[cvs[j]] * av_old;
+      adam_elem<kFast>(lane(pp[k], j), lane(gg[k], j), mm, vv, s);
+      am = fmaxf(am, fabsf(mm));
+      av = fmaxf(av, vv);
     }
+    store4(t.p + b0 + 4 * ln + 128 * k, pp[k]);
   }
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) {
-#pragma unroll
-    for (int b = 0; b < NB; ++b) {
-      am[b] = fmaxf(am[b], __shfl_xor_sync(0xffffffffu, am[b], o));
-      av[b] = fmaxf(av[b], __shfl_xor_sync(0xffffffffu, av[b], o));
-    }
+  am = warp_max(am);
+  av = warp_max(av);
+  if (ln == 0) {
+    t.m_absmax[blk] = am;
+    t.v_absmax[blk] = av;
   }
+  const bool okm = quant_div_ok(am), okv = quant_div_ok(av);
+  const float rm = kFast ? __frcp_rn(am) : 0.f, rv = kFast ? __frcp_rn(av) : 0.f;
 #pragma unroll
-  for (int b = 0; b < NB; ++b) {
-    if (ln == 0) {
-      t.m_absmax[b0[b] / kBlock] = am[b];
-      t.v_absmax[b0[b] / kBlock] = av[b];
+  for (int k = 0; k < 2; ++k) {
+    unsigned char qm[4], qv[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      qm[j] = static_cast<unsigned char>(
+          quantize(sm.mid_m, sm.lo_m, normed<kFast>(m[4 * k + j], am, rm, okm)));
+      qv[j] = static_cast<unsigned char>(
+          quantize(sm.mid_v, sm.lo_v, normed<kFast>(v[4 * k + j], av, rv, okv)));
     }
-    const bool okm = quant_div_ok(am[b]), okv = quant_div_ok(av[b]);
-    const float rm = kFast ? __frcp_rn(am[b]) : 0.f, rv = kFast ? __frcp_rn(av[b]) : 0.f;
-#pragma unroll
-    for (int k = 0; k < 2; ++k) {
-      unsigned char qm[4], qv[4];
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        qm[j] = static_cast<unsigned char>(
-            quantize(sm.mid_m, sm.lo_m, normed<kFast>(m[b][4 * k + j], am[b], rm, okm)));
-        qv[j] = static_cast<unsigned char>(
-            quantize(sm.mid_v, sm.lo_v, normed<kFast>(v[b][4 * k + j], av[b], rv, okv)));
-      }
-      const int64_t e = b0[b] + 4 * ln + 128 * k;
-      *reinterpret_cast<uchar4*>(static_cast<uint8_t*>(t.m) + e) = make_uchar4(qm[0], qm[1], qm[2], qm[3]);
-      *reinterpret_cast<uchar4*>(static_cast<uint8_t*>(t.v) + e) = make_uchar4(qv[0], qv[1], qv[2], qv[3]);
-    }
+    const int64_t e = b0 + 4 * ln + 128 * k;
+    *reinterpret_cast<uchar4*>(static_cast<uint8_t*>(t.m) + e) = make_uchar4(qm[0], qm[1], qm[2], qm[3]);
+    *reinterpret_cast<uchar4*>(static_cast<uint8_t*>(t.v) + e) = make_uchar4(qv[0], qv[1], qv[2], qv[3]);
   }
 }
 
@@ -154,8 +134,7 @@ __device__ void quant_block(const Adam8bitTensor& t, int64_t b0, const SharedMap
                             const Adam8bitScalars& s) {
   const int64_t len = min(static_cast<int64_t>(kBlock), t.n - b0);
   if (t.vec && len == kBlock) {
-    const int64_t bb[1] = {b0};
-    quant_full<G, 1, kFast>(t, bb, sm, s);
+    quant_full<G, kFast>(t, b0, sm, s);
     return;
   }
   // Lane owns elements lane + 32·j, j < 8 (bounded).
@@ -201,8 +180,9 @@ __device__ void quant_block(const Adam8bitTensor& t, int64_t b0, const SharedMap
   }
 }
 
-// Variant 0 (base): one quantisation block (up to 256 elements starting at element `b0` of
-// tensor t), one warp — the code measured before the variants (80 registers), kept as it was.
+// Variant 1 (base, the exact-division reference variant): one quantisation block (up to 256
+// elements starting at element `b0` of tensor t), one warp — the kernel as first measured
+// (80 registers, IEEE sqrt and division everywhere).
 template <typename G>
 __device__ void quant_block_base(const Adam8bitTensor& t, int64_t b0, const SharedMaps& sm,
                             const Adam8bitScalars& s) {
@@ -319,13 +299,13 @@ __device__ void fp32_chunk(const Adam8bitTensor& t, int64_t begin, int64_t len,
   }
 }
 
-// Variant V (adam8bit_kernels.h): 0 base, 1 fast, 2 fast + ≤ 64 registers (4 blocks/SM),
-// 3 fast + two quantisation blocks per warp, 4 as 3 with ≤ 80 registers (3 blocks/SM).
+// Variant V (adam8bit_kernels.h): 0 fast_lb4 (the default: fast, ≤ 64 registers, 4 blocks/SM),
+// 1 base (exact division, no register bound: the reference variant), 2 fast_lb5 (fast, ≤ 48
+// registers, 5 blocks/SM).
 template <int V>
 struct Variant {
-  static constexpr bool kFast = V != 0;
-  static constexpr int kNB = V >= 3 ? 2 : 1;
-  static constexpr int kMinBlocks = V == 2 ? 4 : (V == 4 ? 3 : 0);  // 0: no hint (as before)
+  static constexpr bool kFast = V != 1;
+  static constexpr int kMinBlocks = V == 0 ? 4 : (V == 2 ? 5 : 0);  // 0: no hint
 };
 
 template <typename G, int V>
@@ -353,20 +333,13 @@ __global__ void __launch_bounds__(kThreads, Variant<V>::kMinBlocks)
     const int64_t len = min(kChunkElems, t.n - begin);
     if (t.quantized) {
       const int64_t nblocks = (len + kBlock - 1) / kBlock;
-      if (V == 0) {
+      if (V == 1) {
         for (int64_t b = warp; b < nblocks; b += kWarps)
           quant_block_base<G>(t, begin + b * kBlock, sm, s);
         continue;
       }
-      int64_t b = warp;
-      if (Variant<V>::kNB == 2 && t.vec) {
-        const int64_t nfull = len / kBlock;  // blocks b < nfull hold 256 elements
-        for (; b + kWarps < nfull; b += 2 * kWarps) {
-          const int64_t bb[2] = {begin + b * kBlock, begin + (b + kWarps) * kBlock};
-          quant_full<G, 2, kFast>(t, bb, sm, s);
-        }
-      }
-      for (; b < nblocks; b += kWarps) quant_block<G, kFast>(t, begin + b * kBlock, sm, s);
+      for (int64_t b = warp; b < nblocks; b += kWarps)
+        quant_block<G, kFast>(t, begin + b * kBlock, sm, s);
     } else {
       fp32_chunk<G, kFast>(t, begin, len, s);
     }
@@ -390,8 +363,6 @@ void launch_variant(int variant, const Adam8bitTensor* tensors, const ChunkRef* 
   switch (variant) {
     case 1: return launch<G, 1>(tensors, chunks, num_chunks, s, maps, buckets, stream);
     case 2: return launch<G, 2>(tensors, chunks, num_chunks, s, maps, buckets, stream);
-    case 3: return launch<G, 3>(tensors, chunks, num_chunks, s, maps, buckets, stream);
-    case 4: return launch<G, 4>(tensors, chunks, num_chunks, s, maps, buckets, stream);
     default: return launch<G, 0>(tensors, chunks, num_chunks, s, maps, buckets, stream);
   }
 }

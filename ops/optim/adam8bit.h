@@ -56,14 +56,14 @@ class Adam8bit : public FusedOptimizer {
   int64_t num_chunks_ = 0;
 };
 
-// ---- Kernel variants: a TEMPORARY tuning knob (remove once a variant is chosen) ----------
+// ---- Kernel variants: a TEMPORARY tuning knob (remove once the last candidate is measured) --
 // GPTBENCH_ADAM8BIT_VARIANT (a name below or its index; read once, on the first fused step;
-// unset = "base", the measured kernel) picks the fused kernel's variant; all give the
-// reference's codes (adam8bit_kernels.h describes each). Tests set it through
-// set_adam8bit_variant_for_testing (index; −1 = back to the environment).
-constexpr int kAdam8bitVariants = 5;
-constexpr const char* kAdam8bitVariantNames[kAdam8bitVariants] = {"base", "fast", "fast_lb4",
-                                                                  "pair", "pair_lb3"};
+// unset = "fast_lb4", the default) picks the fused kernel's variant; all give the reference's
+// codes (adam8bit_kernels.h describes each). "base" is the exact-division reference variant.
+// Tests set it through set_adam8bit_variant_for_testing (index; −1 = back to the environment).
+constexpr int kAdam8bitVariants = 3;
+constexpr const char* kAdam8bitVariantNames[kAdam8bitVariants] = {"fast_lb4", "base",
+                                                                  "fast_lb5"};
 int adam8bit_variant();
 void set_adam8bit_variant_for_testing(int variant);
 // Parses a variant name or index; throws std::invalid_argument on anything else.

@@ -47,12 +47,12 @@ void adam8bit_step_cuda(const Adam8bitTensor* tensors, const ChunkRef* chunks,
 
 // Kernel variants (a temporary tuning knob, GPTBENCH_ADAM8BIT_VARIANT; adam8bit.h). All give
 // the same codes as the reference (the fast ones divide by absmax via quant_div: bit-identical).
-//   0 base:     as documented above.
-//   1 fast:     sqrt.approx and __fdividef in the parameter step (not in the moments); x/absmax
-//               by one reciprocal per block and a Markstein correction (quant_div).
-//   2 fast_lb4: fast, __launch_bounds__(256, 4): ≤ 64 registers, 32 warps per SM.
-//   3 pair:     fast, a warp takes two quantisation blocks at a time (loads of both in flight).
-//   4 pair_lb3: pair, __launch_bounds__(256, 3): ≤ 80 registers, 24 warps per SM.
+//   0 fast_lb4 (default): sqrt.approx and __fdividef in the parameter step (not in the
+//               moments); x/absmax by one reciprocal per block and a Markstein correction
+//               (quant_div); __launch_bounds__(256, 4): ≤ 64 registers, 32 warps per SM.
+//   1 base:     IEEE sqrt and division everywhere, no register bound (80 registers, 24 warps
+//               per SM): the exact-division reference variant.
+//   2 fast_lb5: fast_lb4 with __launch_bounds__(256, 5): ≤ 48 registers, 40 warps per SM.
 // (The names, and the environment variable that picks one, are in adam8bit.h.)
 
 }  // namespace optim

@@ -268,13 +268,12 @@ TEST(OptimGpu, Adam8bitFusedBoundarySizesMatchReference) {
   adam8bit_boundary_sizes_match_reference();
 }
 
-// Every kernel variant of the temporary tuning knobs (GPTBENCH_ADAM8BIT_VARIANT,
-// GPTBENCH_ADAFACTOR_VARIANT) passes the tests of the default one: the same codes as the CPU
+// Every kernel variant of the temporary tuning knob (GPTBENCH_ADAM8BIT_VARIANT) passes the
+// tests of the default one: the same codes as the CPU
 // reference on the first step (no tolerance), the boundary and awkward sizes over 10 steps.
 struct VariantGuard {
   ~VariantGuard() {
     set_adam8bit_variant_for_testing(-1);
-    set_adafactor_variant_for_testing(-1);
   }
 };
 
@@ -288,17 +287,6 @@ TEST(OptimGpu, Adam8bitEveryVariantMatchesReference) {
     adam8bit_first_step_codes_equal_cpu_reference();
     adam8bit_boundary_sizes_match_reference();
     adam8bit_awkward_sizes_match_reference();
-  }
-}
-
-TEST(OptimGpu, AdafactorEveryVariantMatchesReference) {
-  SKIP_WITHOUT_GPU();
-  VariantGuard guard;
-  for (int v = 0; v < kAdafactorVariants; ++v) {
-    SCOPED_TRACE(kAdafactorVariantNames[v]);
-    set_adafactor_variant_for_testing(v);
-    ASSERT_EQ(adafactor_variant(), v);
-    adafactor_many_tiles_match_reference();
   }
 }
 
