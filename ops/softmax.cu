@@ -50,6 +50,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -71,7 +72,6 @@ constexpr int kBlockUnroll = 4;               // partial/scalar block path: load
 constexpr int kBlockUnrollBwd = 2;            // backward: two tensors, same bytes in flight
 constexpr int kPacksPerThread = 8;            // block path: threads ≈ packs / 8 (128..1024)
 constexpr int64_t kSmemReserve = 1024;        // static shared memory of the block kernels
-constexpr int64_t kDefaultDynamicSmem = 48 * 1024;
 
 // ---- element conversion, exp and 16-byte packs ------------------------------------------------
 
@@ -733,39 +733,63 @@ dim3 block_grid(int64_t rows) {  // the block kernels loop over rows beyond the 
   return dim3(static_cast<unsigned>(rows < (int64_t{1} << 30) ? rows : (int64_t{1} << 30)));
 }
 
-// Lets `kernel` use all of the device's opt-in shared memory (once per kernel and device) and
-// returns how many blocks of `threads` threads and `smem` dynamic bytes are resident on the whole
-// device at once (cached): the size of a persistent grid.
+// Lets `kernel` use all of the device's opt-in shared memory: its dynamic limit becomes the
+// opt-in less its static shared memory (once per kernel and device; always the same value, so
+// the order of calls is immaterial). Done for every kernel launched with dynamic shared memory,
+// not only above 48 KiB: without the opt-in, static + dynamic must stay within 48 KiB, so a
+// 49,152-byte row (fp32 12,288 columns forward; bs3's three 16 KiB slots at fp32 4096) plus the
+// block kernels' static bytes failed to launch with "invalid argument".
 template <typename Kernel>
-int64_t resident_blocks(Kernel kernel, int threads, int64_t smem) {
+void allow_smem(Kernel kernel) {
+  static std::mutex mu;
+  static std::set<std::pair<const void*, int>> done;
+  const int dev = current_device();
+  const auto key = std::make_pair(reinterpret_cast<const void*>(kernel), dev);
+  std::lock_guard<std::mutex> lock(mu);
+  if (done.count(key)) return;
+  cudaFuncAttributes attr{};
+  CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  static_cast<int>(smem_optin_of(dev) - attr.sharedSizeBytes)));
+  done.insert(key);
+}
+
+// How many blocks of `threads` threads and `smem` dynamic bytes are resident on the whole device
+// at once (cached): the size of a persistent grid. 0 where not even one block fits an SM (more
+// threads than the kernel allows, or too much shared memory): no such launch would succeed.
+template <typename Kernel>
+int64_t resident_blocks_or_zero(Kernel kernel, int threads, int64_t smem) {
   static std::mutex mu;
   static std::map<std::tuple<const void*, int, int, int64_t>, int64_t> cache;
   const int dev = current_device();
   const auto key = std::make_tuple(reinterpret_cast<const void*>(kernel), dev, threads, smem);
-  std::lock_guard<std::mutex> lock(mu);
-  const auto it = cache.find(key);
-  if (it != cache.end()) return it->second;
-  if (smem > kDefaultDynamicSmem) {
-    cudaFuncAttributes attr{};
-    CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
-    // Always the same value (the most the kernel can have), so the order of calls is immaterial.
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    static_cast<int>(smem_optin_of(dev) - attr.sharedSizeBytes)));
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    const auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
   }
+  if (smem > 0) allow_smem(kernel);
+  cudaFuncAttributes attr{};
+  CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
   int per_sm = 0, sms = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads,
-                                                           static_cast<size_t>(smem)));
+  if (threads <= attr.maxThreadsPerBlock &&
+      smem + static_cast<int64_t>(attr.sharedSizeBytes) <= smem_optin_of(dev))
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads,
+                                                             static_cast<size_t>(smem)));
   CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  const int64_t blocks = int64_t{std::max(per_sm, 1)} * sms;
+  const int64_t blocks = int64_t{per_sm} * sms;
+  std::lock_guard<std::mutex> lock(mu);
   cache.emplace(key, blocks);
   return blocks;
 }
 
 template <typename Kernel>
-void allow_smem(Kernel kernel, int64_t bytes) {
-  if (bytes > kDefaultDynamicSmem)
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    static_cast<int>(bytes)));
+int64_t resident_blocks(Kernel kernel, int threads, int64_t smem) {
+  const int64_t blocks = resident_blocks_or_zero(kernel, threads, smem);
+  if (blocks <= 0)
+    throw std::logic_error("softmax: no block of " + std::to_string(threads) + " threads and " +
+                           std::to_string(smem) + " bytes of shared memory fits an SM");
+  return blocks;
 }
 
 // ---- tuning variants (TEMPORARY knob, to be removed once the measurements pick defaults) ------
@@ -947,21 +971,32 @@ void forward_vec(const T* x, T* y, int64_t rows, int cols, const SoftmaxPlan& pl
         const int64_t optin = smem_optin_of(current_device());
         while (stages > 1 && stages * plan.smem_bytes + kSmemReserve > optin) --stages;
         const int64_t smem = stages * plan.smem_bytes;
+        // The variant's configuration where a block of it fits an SM (false: launched nothing).
         auto launch = [&](auto kernel) {
-          const int64_t blocks = std::min(rows, resident_blocks(kernel, threads, smem));
+          const int64_t resident = resident_blocks_or_zero(kernel, threads, smem);
+          if (resident <= 0) return false;
+          const int64_t blocks = std::min(rows, resident);
           kernel<<<static_cast<unsigned>(blocks), threads, smem, st>>>(x, y, rows, cols);
           CUDA_CHECK_LAUNCH();
+          return true;
         };
-        if (stages == 3) launch(softmax_fwd_staged<T, 3>);
-        else if (stages == 2) launch(softmax_fwd_staged<T, 2>);
-        else launch(softmax_fwd_staged<T, 1>);
+        if (stages == 3 && launch(softmax_fwd_staged<T, 3>)) return;
+        if (stages == 2 && launch(softmax_fwd_staged<T, 2>)) return;
+        if (stages == 1 && launch(softmax_fwd_staged<T, 1>)) return;
+        // Otherwise the default configuration (one slot, the plan's block size), which fits.
+        auto kernel = softmax_fwd_staged<T, 1>;
+        const int64_t blocks =
+            std::min(rows, resident_blocks(kernel, plan.threads, plan.smem_bytes));
+        kernel<<<static_cast<unsigned>(blocks), plan.threads, plan.smem_bytes, st>>>(x, y, rows,
+                                                                                     cols);
+        CUDA_CHECK_LAUNCH();
         return;
       }
       throw std::logic_error("softmax: staged block path needs 16-byte packs");
     case SoftmaxPath::kBlockScalar:
     case SoftmaxPath::kBlockPartial: {
       auto kernel = softmax_fwd_block<T, VEC>;
-      allow_smem(kernel, plan.smem_bytes);
+      if (plan.smem_bytes > 0) allow_smem(kernel);
       const int staged = static_cast<int>(plan.smem_bytes / (VEC * sizeof(T)));
       kernel<<<block_grid(rows), plan.threads, plan.smem_bytes, st>>>(x, y, rows, cols, staged);
       CUDA_CHECK_LAUNCH();
@@ -994,7 +1029,7 @@ void backward_vec(const T* y, const T* dy, T* dx, int64_t rows, int cols, const 
     case SoftmaxPath::kBlockScalar:
     case SoftmaxPath::kBlockPartial: {
       auto kernel = softmax_bwd_block<T, VEC>;
-      allow_smem(kernel, plan.smem_bytes);
+      if (plan.smem_bytes > 0) allow_smem(kernel);
       const int staged = static_cast<int>(plan.smem_bytes / (2 * VEC * sizeof(T)));
       kernel<<<block_grid(rows), plan.threads, plan.smem_bytes, st>>>(y, dy, dx, rows, cols,
                                                                        staged);

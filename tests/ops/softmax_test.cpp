@@ -218,11 +218,13 @@ struct GpuSize {
 // vector; bf16 prefetches), 512 (warp, vector, fp32 prefetches too), 1025 (block, scalar), 4096
 // (block, staged), 50303 (block, scalar, long), 57856 (fp32 forward's staged limit; bf16
 // backward's), 57860 (just past it: fp32 reads part of the row twice), 65536 (fp32 partial,
-// bf16 staged), 115712 (bf16 forward's staged limit), 131072 (bf16 partial too).
+// bf16 staged), 115712 (bf16 forward's staged limit), 131072 (bf16 partial too), 12288 (fp32
+// forward and bf16 backward stage exactly 48 KiB: over the no-opt-in limit with the kernels'
+// static shared memory, so the launcher must raise the kernel's limit).
 const std::vector<GpuSize> kGpuSizes = {
     {37, 1},    {67, 31},    {33, 1023},  {9, 50304},  {45, 1024}, {7, 1025},
     {11, 4096}, {5, 50303},  {3, 65536},  {2, 131072}, {1000, 128}, {1, 1},
-    {19, 512},  {3, 57856},  {3, 57860},  {2, 115712}};
+    {19, 512},  {3, 57856},  {3, 57860},  {2, 115712}, {3, 12288}};
 
 // More rows than the persistent grids have warps or blocks, so every warp or block walks
 // several rows and prefetches the next: the warp path (bf16 1024, fp32 512: ≤ 132 SMs × 8
@@ -336,19 +338,30 @@ TEST(SoftmaxFusedGpu, NonFiniteRows) {
 }
 
 #ifdef GPTBENCH_WITH_CUDA
+// Failed assertions so far in the running test.
+int failed_parts() {
+  const auto* r = ::testing::UnitTest::GetInstance()->current_test_info()->result();
+  int n = 0;
+  for (int i = 0; i < r->total_part_count(); ++i) n += r->GetTestPartResult(i).failed();
+  return n;
+}
+
 // Every tuning variant (GPTBENCH_SOFTMAX_VARIANT, a temporary knob; ops/softmax.cu) against
 // float64: the warp variants at the prefetching sizes (bf16 1024, fp32 512; 20,011 rows walk the
 // persistent grids), the short-row variant at every group width (1..16 lanes per row) with row
 // counts that leave partial warps and groups, the staged-path variants at a few, many and
 // 601 vocabulary rows (bs2/bs3 fall back to fewer slots where the rows do not fit), and rows
-// with -inf, +inf and NaN. Output buffers start as NaN, so a row left unwritten fails.
+// with -inf, +inf and NaN. Output buffers start as NaN, so a row left unwritten fails. Each case
+// is traced by name (variant, dtype, shape); a launch error fails that case and the sweep goes
+// on; the last failure lists every failing case on one line. 12288 columns: fp32 rows of exactly
+// 48 KiB (static + dynamic shared memory past the no-opt-in limit), as are bs3's slots at 4096.
 TEST(SoftmaxFusedGpu, TuningVariantsMatchFloat64) {
   if (!have_gpu()) GTEST_SKIP() << "needs a CUDA GPU and a build with CUDA kernels";
   const std::vector<GpuSize> sizes = {
       {45, 1024},  {20011, 1024}, {19, 512},   {20011, 512}, {3, 256},   {333, 8},
       {333, 16},   {1001, 24},    {1001, 32},  {257, 40},    {1001, 64}, {4099, 128},
       {77, 248},   {1, 1024},     {11, 4096},  {5003, 4096}, {9, 50304}, {601, 50304},
-      {2, 115712}, {3, 65536},    {7, 1023}};
+      {2, 115712}, {3, 65536},    {7, 1023},    {3, 12288}};
   const auto names = softmax_variant_names();
   ASSERT_FALSE(names.empty());
   EXPECT_EQ(names.front(), "default");
@@ -357,6 +370,7 @@ TEST(SoftmaxFusedGpu, TuningVariantsMatchFloat64) {
   } restore;
   std::vector<std::string> specs(names.begin(), names.end());
   specs.push_back("w_keep,b1024,bs2,tiny");  // names combine
+  std::vector<std::string> failed;
   for (const auto& spec : specs) {
     set_softmax_variant_for_testing(spec.c_str());
     for (auto dtype : {at::kFloat, at::kBFloat16}) {
@@ -371,13 +385,26 @@ TEST(SoftmaxFusedGpu, TuningVariantsMatchFloat64) {
           x[3][s.cols - 1] = std::numeric_limits<double>::quiet_NaN();
           x[4] = x[4] * 30 + 1e4;
         }
-        auto xd = x.to(at::kCUDA, dtype);
-        auto ref = softmax_reference(xd);
-        auto y = at::full_like(xd, std::numeric_limits<float>::quiet_NaN());
-        softmax_fused_out(xd, y);
-        expect_within(y, ref, forward_bound(ref, kernel_rtol(dtype), 1e-30), tag);
+        SCOPED_TRACE(tag);
+        const int failures_before = failed_parts();
+        try {  // a launch error fails this case (named) and the sweep goes on
+          auto xd = x.to(at::kCUDA, dtype);
+          auto ref = softmax_reference(xd);
+          auto y = at::full_like(xd, std::numeric_limits<float>::quiet_NaN());
+          softmax_fused_out(xd, y);
+          expect_within(y, ref, forward_bound(ref, kernel_rtol(dtype), 1e-30), tag);
+        } catch (const std::exception& e) {
+          ADD_FAILURE() << tag << ": " << e.what();
+        }
+        if (failed_parts() > failures_before) failed.push_back(tag);
       }
     }
+  }
+  // One line naming every failing variant, dtype and shape (the details are above).
+  if (!failed.empty()) {
+    std::string all;
+    for (const auto& f : failed) all += (all.empty() ? "" : "; ") + f;
+    ADD_FAILURE() << failed.size() << " failing cases: " << all;
   }
 }
 #endif
