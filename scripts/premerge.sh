@@ -111,18 +111,28 @@ echo "premerge: $rounds interleaved rounds on $device, filter '$filter'" >&2
 echo "premerge: base $base_bin" >&2
 echo "premerge: new  $new_bin" >&2
 rm -f "$out"/round-*.json
-run_one() {  # side round binary
-  local json="$out/round-$2-$1.json"
-  "$3" --benchmark_filter="$filter" --benchmark_repetitions=1 --benchmark_min_time="$min_time" \
-       --benchmark_out="$json" --benchmark_out_format=json --gptbench_device="$device" >"$out/round-$2-$1.log" 2>&1 \
-    || die "$1 binary failed in round $2 (see $out/round-$2-$1.log)"
-  [[ -s "$json" ]] || die "$1 binary wrote no JSON in round $2"
+# Round 0 checks every case against its reference; later rounds only time (the same binaries,
+# already checked: at real sizes the float64 references cost more than the timing). A binary
+# older than --gptbench_verify is checked every round.
+knows_verify() { "$1" --gptbench_help 2>/dev/null | grep -q -- --gptbench_verify; }
+base_skip=() new_skip=()
+knows_verify "$base_bin" && base_skip=(--gptbench_verify=false)
+knows_verify "$new_bin" && new_skip=(--gptbench_verify=false)
+run_one() {  # side round binary [flags for rounds after the first...]
+  local side="$1" round="$2" bin="$3"
+  local json="$out/round-$round-$side.json" log="$out/round-$round-$side.log"
+  shift 3
+  [[ "$round" == 000 ]] && set --
+  "$bin" --benchmark_filter="$filter" --benchmark_repetitions=1 --benchmark_min_time="$min_time" "$@" \
+       --benchmark_out="$json" --benchmark_out_format=json --gptbench_device="$device" >"$log" 2>&1 \
+    || die "$side binary failed in round $round (see $log)"
+  [[ -s "$json" ]] || die "$side binary wrote no JSON in round $round"
 }
 base_rounds=() new_rounds=()
 for ((r = 0; r < rounds; r++)); do
   round="$(printf '%03d' "$r")"
-  run_one base "$round" "$base_bin"
-  run_one new "$round" "$new_bin"
+  run_one base "$round" "$base_bin" "${base_skip[@]}"
+  run_one new "$round" "$new_bin" "${new_skip[@]}"
   base_rounds+=("$out/round-$round-base.json")
   new_rounds+=("$out/round-$round-new.json")
   echo "premerge: round $((r + 1))/$rounds done" >&2

@@ -14,7 +14,8 @@ namespace {
 
 struct ScriptResult {
   int code = -1;
-  std::string log;  // invocation order of the fake binaries
+  std::string log;         // invocation order of the fake binaries
+  std::string verify_log;  // their --gptbench_verify value, in the same order
 };
 
 ScriptResult run_premerge(const test_util::TempDir& dir, const std::string& new_slowdown, const std::string& extra = "") {
@@ -23,7 +24,7 @@ ScriptResult run_premerge(const test_util::TempDir& dir, const std::string& new_
   test_util::write_file(dir.file("new.sh"),
                         "#!/bin/sh\nFAKE_SIDE=B FAKE_SLOWDOWN=" + new_slowdown + " exec " + fake + " \"$@\"\n");
   const std::string command = "chmod +x " + dir.file("base.sh") + " " + dir.file("new.sh") + " && FAKE_LOG=" +
-                              dir.file("order.log") + " bash " + std::string(GPTBENCH_COMPARE_TEST_DATA) +
+                              dir.file("order.log") + " FAKE_VERIFY_LOG=" + dir.file("verify.log") + " bash " + std::string(GPTBENCH_COMPARE_TEST_DATA) +
                               "/../../scripts/premerge.sh --base-bin " + dir.file("base.sh") + " --new-bin " +
                               dir.file("new.sh") + " --device cpu --rounds 6 --out " + dir.file("out") +
                               " --compare " + GPTBENCH_COMPARE_EXE + " " + extra + " >" + dir.file("stdout") +
@@ -32,6 +33,7 @@ ScriptResult run_premerge(const test_util::TempDir& dir, const std::string& new_
   ScriptResult result;
   result.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   result.log = test_util::read_file(dir.file("order.log"));
+  result.verify_log = test_util::read_file(dir.file("verify.log"));
   return result;
 }
 
@@ -40,6 +42,10 @@ TEST(Premerge, InterleavesRoundsAndPassesOnAA) {
   const ScriptResult result = run_premerge(dir, "1.0");
   EXPECT_EQ(result.code, 0) << test_util::read_file(dir.file("stderr"));
   EXPECT_EQ(result.log, "A cpu\nB cpu\nA cpu\nB cpu\nA cpu\nB cpu\nA cpu\nB cpu\nA cpu\nB cpu\nA cpu\nB cpu\n");
+  // Round 0 checks results (both sides); later rounds only time.
+  std::string expected_verify = "A verify=true\nB verify=true\n";
+  for (int round = 1; round < 6; ++round) expected_verify += "A verify=false\nB verify=false\n";
+  EXPECT_EQ(result.verify_log, expected_verify);
   const nlohmann::json merged = nlohmann::json::parse(test_util::read_file(dir.file("out/base.json")));
   EXPECT_EQ(merged["benchmarks"].size(), 12u);  // 2 benchmarks x 6 rounds
   EXPECT_EQ(merged["benchmarks"][5]["repetition_index"], 5);

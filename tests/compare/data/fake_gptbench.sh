@@ -4,13 +4,17 @@
 #   FAKE_SIDE (name in the log), FAKE_SLOWDOWN (factor on softmax/fused), FAKE_LOG
 set -euo pipefail
 out='' device=''
+verify=true
 for arg in "$@"; do
   case "$arg" in
+    --gptbench_help) echo "  --gptbench_verify=false  (fake)"; exit 0 ;;
+    --gptbench_verify=*) verify="${arg#*=}" ;;
     --benchmark_out=*) out="${arg#*=}" ;;
     --gptbench_device=*) device="${arg#*=}" ;;
   esac
 done
 echo "${FAKE_SIDE:-?} $device" >>"${FAKE_LOG:-/dev/null}"
+echo "${FAKE_SIDE:-?} verify=$verify" >>"${FAKE_VERIFY_LOG:-/dev/null}"
 n=$(wc -l <"${FAKE_LOG:-/dev/null}" 2>/dev/null || echo 0)
 jitter=$(( (n * 7919) % 13 ))   # deterministic noise, 0..12 (x0.1%)
 awk -v j="$jitter" -v s="${FAKE_SLOWDOWN:-1}" -v out="$out" 'BEGIN {
