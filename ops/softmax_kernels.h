@@ -5,8 +5,6 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
-#include <string>
-#include <vector>
 
 namespace gptbench {
 
@@ -15,8 +13,7 @@ enum class SoftmaxDtype { kFloat32, kBFloat16 };
 // How a launcher will run a problem (chosen by softmax_plan; exposed for tests and docs).
 enum class SoftmaxPath {
   kWarpVec,       // one warp per row, the row in registers, 16-byte loads (cols <= 1024); the
-                  // forward prefetches the warp's next row where a lane's share fits 16
-                  // registers (bf16 <= 1024 columns, fp32 <= 512), on a persistent grid
+                  // fp32 forward of <= 64 columns takes two rows per warp
   kWarpScalar,    // one warp per row, the row in registers, element loads (cols <= 1024)
   kBlockVec,      // one block per row on a persistent grid, the whole row (backward: y and dy)
                   // copied into shared memory by 16-byte cp.async, read from DRAM once; the
@@ -44,14 +41,6 @@ SoftmaxPlan softmax_plan(int64_t cols, SoftmaxDtype dtype, bool backward, bool a
 // gives NaN (as torch::softmax does). Throws gptbench::CudaError on a CUDA failure.
 void launch_softmax_forward(const void* x, void* y, int64_t rows, int64_t cols,
                             SoftmaxDtype dtype, cudaStream_t stream);
-
-// TEMPORARY tuning knob (ops/softmax.cu lists the names): the forward launcher reads
-// GPTBENCH_SOFTMAX_VARIANT (comma-separated variant names; unset/"default" = normal behaviour)
-// once. For tests: set_softmax_variant_for_testing(spec) makes `spec` current (throws
-// std::invalid_argument on an unknown name); nullptr makes the next launch re-read the
-// environment. softmax_variant_names(): every single name, "default" first.
-void set_softmax_variant_for_testing(const char* spec);
-std::vector<std::string> softmax_variant_names();
 
 // dx = y * (dy - sum(y * dy)) over each row.
 void launch_softmax_backward(const void* y, const void* dy, void* dx, int64_t rows,

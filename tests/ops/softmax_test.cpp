@@ -151,6 +151,14 @@ TEST(SoftmaxPlan, PathsBySize) {
   EXPECT_EQ(plan(1024, SoftmaxDtype::kFloat32).path, P::kWarpVec);
   EXPECT_EQ(plan(1024, SoftmaxDtype::kFloat32).vec, 4);
   EXPECT_EQ(plan(1024, SoftmaxDtype::kBFloat16).vec, 8);
+  EXPECT_EQ(plan(1024, SoftmaxDtype::kBFloat16).path, P::kWarpVec);
+  EXPECT_EQ(plan(1024, SoftmaxDtype::kBFloat16).threads, 128);  // one row per warp, 4 per block
+  EXPECT_EQ(plan(1024, SoftmaxDtype::kBFloat16).smem_bytes, 0);
+  // fp32 rows of <= 64 columns (two rows per warp in the forward launcher) stay on the warp path.
+  EXPECT_EQ(plan(64, SoftmaxDtype::kFloat32).path, P::kWarpVec);
+  EXPECT_EQ(plan(32, SoftmaxDtype::kFloat32).vec, 4);
+  EXPECT_EQ(plan(8, SoftmaxDtype::kFloat32).path, P::kWarpVec);
+  EXPECT_EQ(plan(62, SoftmaxDtype::kFloat32).path, P::kWarpScalar);  // 62 % 4 != 0
   EXPECT_EQ(plan(1023, SoftmaxDtype::kFloat32).path, P::kWarpScalar);
   EXPECT_EQ(plan(1, SoftmaxDtype::kBFloat16).path, P::kWarpScalar);
   EXPECT_EQ(plan(1024, SoftmaxDtype::kFloat32, false, /*aligned=*/false).path, P::kWarpScalar);
@@ -188,16 +196,6 @@ TEST(SoftmaxPlan, PathsBySize) {
   EXPECT_EQ(plan(4096, SoftmaxDtype::kBFloat16, true).smem_bytes, 2 * 4096 * 2);
 }
 
-// The temporary tuning knob's names parse (host code): every listed name and combinations are
-// accepted, an unknown one throws; nullptr goes back to GPTBENCH_SOFTMAX_VARIANT.
-TEST(SoftmaxPlan, TuningVariantNames) {
-  for (const auto& n : softmax_variant_names())
-    EXPECT_NO_THROW(set_softmax_variant_for_testing(n.c_str())) << n;
-  EXPECT_NO_THROW(set_softmax_variant_for_testing("w_pf2,bs3,b256,tiny"));
-  EXPECT_NO_THROW(set_softmax_variant_for_testing(""));
-  EXPECT_THROW(set_softmax_variant_for_testing("w_keep,nope"), std::invalid_argument);
-  set_softmax_variant_for_testing(nullptr);
-}
 #endif
 
 // ---- GPU: the fused kernels against float64 ----------------------------------------------
@@ -215,7 +213,7 @@ struct GpuSize {
   int64_t rows, cols;
 };
 // The odd sizes (1, 31, 1023, 50304 columns) and one size per launch path: 1024 (warp,
-// vector; bf16 prefetches), 512 (warp, vector, fp32 prefetches too), 1025 (block, scalar), 4096
+// vector), 512 (warp, vector), 1025 (block, scalar), 4096
 // (block, staged), 50303 (block, scalar, long), 57856 (fp32 forward's staged limit; bf16
 // backward's), 57860 (just past it: fp32 reads part of the row twice), 65536 (fp32 partial,
 // bf16 staged), 115712 (bf16 forward's staged limit), 131072 (bf16 partial too), 12288 (fp32
@@ -226,10 +224,9 @@ const std::vector<GpuSize> kGpuSizes = {
     {11, 4096}, {5, 50303},  {3, 65536},  {2, 131072}, {1000, 128}, {1, 1},
     {19, 512},  {3, 57856},  {3, 57860},  {2, 115712}, {3, 12288}};
 
-// More rows than the persistent grids have warps or blocks, so every warp or block walks
-// several rows and prefetches the next: the warp path (bf16 1024, fp32 512: ≤ 132 SMs × 8
-// blocks × 4 warps = 4,224 warps on an H100/H200) and the staged block path (4096: ≤ ~1,700
-// blocks; 50304: 132–264 blocks). Row counts are not multiples of any grid.
+// Many rows: more than the staged block path's persistent grids have blocks (4096: ≤ ~1,700
+// blocks; 50304: 132–264), so every block walks several rows and prefetches the next; the warp
+// path (bf16 1024, fp32 512) over 5,003 blocks. Row counts are not multiples of any grid.
 const std::vector<GpuSize> kManyRows = {{20011, 1024}, {20011, 512}, {5003, 4096}, {601, 50304}};
 
 TEST(SoftmaxFusedGpu, ForwardMatchesFloat64) {
@@ -337,7 +334,6 @@ TEST(SoftmaxFusedGpu, NonFiniteRows) {
   }
 }
 
-#ifdef GPTBENCH_WITH_CUDA
 // Failed assertions so far in the running test.
 int failed_parts() {
   const auto* r = ::testing::UnitTest::GetInstance()->current_test_info()->result();
@@ -346,68 +342,56 @@ int failed_parts() {
   return n;
 }
 
-// Every tuning variant (GPTBENCH_SOFTMAX_VARIANT, a temporary knob; ops/softmax.cu) against
-// float64: the warp variants at the prefetching sizes (bf16 1024, fp32 512; 20,011 rows walk the
-// persistent grids), the short-row variant at every group width (1..16 lanes per row) with row
-// counts that leave partial warps and groups, the staged-path variants at a few, many and
-// 601 vocabulary rows (bs2/bs3 fall back to fewer slots where the rows do not fit), and rows
-// with -inf, +inf and NaN. Output buffers start as NaN, so a row left unwritten fails. Each case
-// is traced by name (variant, dtype, shape); a launch error fails that case and the sweep goes
-// on; the last failure lists every failing case on one line. 12288 columns: fp32 rows of exactly
-// 48 KiB (static + dynamic shared memory past the no-opt-in limit), as are bs3's slots at 4096.
-TEST(SoftmaxFusedGpu, TuningVariantsMatchFloat64) {
+// The forward against float64 over the shapes of every remaining kernel: the warp path at
+// 1024/512 columns (20,011 rows: partial last blocks), fp32 rows of <= 64 columns in 16-byte
+// packs (two rows per warp; odd row counts leave a warp with one row), short and odd widths
+// (8..248, 1023), the staged path at a few, many and 601 vocabulary rows, 115,712 bf16 (staged
+// limit), 65,536 (fp32 partial), and 12,288 (fp32 rows of exactly 48 KiB: static + dynamic
+// shared memory past the no-opt-in limit). Rows with -inf, +inf and NaN where there are >= 6
+// rows. Output buffers start as NaN, so a row left unwritten fails. Each case is traced by
+// dtype and shape; a launch error fails that case and the sweep goes on; the last failure lists
+// every failing case on one line.
+TEST(SoftmaxFusedGpu, ForwardShapesMatchFloat64) {
   if (!have_gpu()) GTEST_SKIP() << "needs a CUDA GPU and a build with CUDA kernels";
   const std::vector<GpuSize> sizes = {
       {45, 1024},  {20011, 1024}, {19, 512},   {20011, 512}, {3, 256},   {333, 8},
       {333, 16},   {1001, 24},    {1001, 32},  {257, 40},    {1001, 64}, {4099, 128},
       {77, 248},   {1, 1024},     {11, 4096},  {5003, 4096}, {9, 50304}, {601, 50304},
-      {2, 115712}, {3, 65536},    {7, 1023},    {3, 12288}};
-  const auto names = softmax_variant_names();
-  ASSERT_FALSE(names.empty());
-  EXPECT_EQ(names.front(), "default");
-  struct Restore {  // back to the environment however the test ends
-    ~Restore() { set_softmax_variant_for_testing(nullptr); }
-  } restore;
-  std::vector<std::string> specs(names.begin(), names.end());
-  specs.push_back("w_keep,b1024,bs2,tiny");  // names combine
+      {2, 115712}, {3, 65536},    {7, 1023},   {3, 12288},   {1, 32},    {2, 64}};
   std::vector<std::string> failed;
-  for (const auto& spec : specs) {
-    set_softmax_variant_for_testing(spec.c_str());
-    for (auto dtype : {at::kFloat, at::kBFloat16}) {
-      for (const auto& s : sizes) {
-        const std::string tag = spec + " " + std::string(c10::toString(dtype)) + " " +
-                                std::to_string(s.rows) + "x" + std::to_string(s.cols);
-        auto x = random_rows(s.rows, s.cols, 700 + s.cols, at::kFloat, at::kCPU);
-        if (s.rows >= 6) {
-          x[0].fill_(-kInf);
-          x[1].slice(0, 0, (s.cols + 1) / 2).fill_(-kInf);
-          x[2][s.cols / 3] = kInf;
-          x[3][s.cols - 1] = std::numeric_limits<double>::quiet_NaN();
-          x[4] = x[4] * 30 + 1e4;
-        }
-        SCOPED_TRACE(tag);
-        const int failures_before = failed_parts();
-        try {  // a launch error fails this case (named) and the sweep goes on
-          auto xd = x.to(at::kCUDA, dtype);
-          auto ref = softmax_reference(xd);
-          auto y = at::full_like(xd, std::numeric_limits<float>::quiet_NaN());
-          softmax_fused_out(xd, y);
-          expect_within(y, ref, forward_bound(ref, kernel_rtol(dtype), 1e-30), tag);
-        } catch (const std::exception& e) {
-          ADD_FAILURE() << tag << ": " << e.what();
-        }
-        if (failed_parts() > failures_before) failed.push_back(tag);
+  for (auto dtype : {at::kFloat, at::kBFloat16}) {
+    for (const auto& s : sizes) {
+      const std::string tag = std::string(c10::toString(dtype)) + " " + std::to_string(s.rows) +
+                              "x" + std::to_string(s.cols);
+      auto x = random_rows(s.rows, s.cols, 700 + s.cols, at::kFloat, at::kCPU);
+      if (s.rows >= 6) {
+        x[0].fill_(-kInf);
+        x[1].slice(0, 0, (s.cols + 1) / 2).fill_(-kInf);
+        x[2][s.cols / 3] = kInf;
+        x[3][s.cols - 1] = std::numeric_limits<double>::quiet_NaN();
+        x[4] = x[4] * 30 + 1e4;
       }
+      SCOPED_TRACE(tag);
+      const int failures_before = failed_parts();
+      try {  // a launch error fails this case (named) and the sweep goes on
+        auto xd = x.to(at::kCUDA, dtype);
+        auto ref = softmax_reference(xd);
+        auto y = at::full_like(xd, std::numeric_limits<float>::quiet_NaN());
+        softmax_fused_out(xd, y);
+        expect_within(y, ref, forward_bound(ref, kernel_rtol(dtype), 1e-30), tag);
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << tag << ": " << e.what();
+      }
+      if (failed_parts() > failures_before) failed.push_back(tag);
     }
   }
-  // One line naming every failing variant, dtype and shape (the details are above).
+  // One line naming every failing dtype and shape (the details are above).
   if (!failed.empty()) {
     std::string all;
     for (const auto& f : failed) all += (all.empty() ? "" : "; ") + f;
     ADD_FAILURE() << failed.size() << " failing cases: " << all;
   }
 }
-#endif
 
 // Writes every output element: a poisoned output buffer is fully overwritten.
 TEST(SoftmaxFusedGpu, OutVariantWritesEverything) {
