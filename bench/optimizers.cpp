@@ -140,9 +140,6 @@ Case make_optim_case(const std::string& impl, const std::string& grads, const st
     cs.counters["state_bytes"] = static_cast<double>(opt->state_bytes());
   }
   cs.counters["bytes/param"] = cs.cost.bytes / n;
-  // The temporary tuning knob (GPTBENCH_ADAM8BIT_VARIANT): the index of the kernel variant in
-  // use, so a JSON file says which one it timed.
-  if (impl == "adam8bit") cs.counters["variant"] = adam8bit_variant();
 
   // One step from the initial state, compared with our reference path stepped on a copy.
   cs.verify = [pr, run = cs.run, base, impl] {

@@ -3,10 +3,8 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -68,33 +66,6 @@ at::Tensor block_absmax(const at::Tensor& x_abs) {
 }
 
 }  // namespace
-
-int parse_optim_variant(const char* value, const char* const* names, int count, const char* what) {
-  if (value == nullptr || *value == '\0') return 0;
-  for (int i = 0; i < count; ++i)
-    if (std::strcmp(value, names[i]) == 0 || std::to_string(i) == value) return i;
-  std::string msg = std::string(what) + ": unknown variant '" + value + "' (one of";
-  for (int i = 0; i < count; ++i) msg += std::string(" ") + names[i];
-  throw std::invalid_argument(msg + ")");
-}
-
-namespace {
-std::atomic<int> g_adam8bit_variant_override{-1};
-}  // namespace
-
-int adam8bit_variant() {
-  const int o = g_adam8bit_variant_override.load();
-  if (o >= 0) return o;
-  static const int from_env = parse_optim_variant(std::getenv("GPTBENCH_ADAM8BIT_VARIANT"),
-                                                  kAdam8bitVariantNames, kAdam8bitVariants,
-                                                  "GPTBENCH_ADAM8BIT_VARIANT");
-  return from_env;
-}
-
-void set_adam8bit_variant_for_testing(int variant) {
-  if (variant >= kAdam8bitVariants) throw std::invalid_argument("adam8bit: no such variant");
-  g_adam8bit_variant_override.store(variant < 0 ? -1 : variant);
-}
 
 std::pair<at::Tensor, at::Tensor> quantize_blockwise(const at::Tensor& x, bool is_signed) {
   const auto flat = x.reshape({-1}).to(at::kFloat);
@@ -248,8 +219,7 @@ void Adam8bit::step_fused(const std::vector<at::Tensor>& grads) {
   adam8bit_step_cuda(reinterpret_cast<const Adam8bitTensor*>(table_.data_ptr()),
                      reinterpret_cast<const ChunkRef*>(chunks_.data_ptr()), num_chunks_,
                      bf16 ? GradType::kBF16 : GradType::kF32, s, maps_.data_ptr<float>(),
-                     buckets_.data_ptr<uint8_t>(), at::cuda::getCurrentCUDAStream().stream(),
-                     adam8bit_variant());
+                     buckets_.data_ptr<uint8_t>(), at::cuda::getCurrentCUDAStream().stream());
 #else
   (void)grads;
   throw std::runtime_error("adam8bit: built without CUDA kernels");

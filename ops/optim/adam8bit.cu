@@ -36,10 +36,9 @@ __device__ __forceinline__ int quantize(const float* mid, const uint8_t* lo_tab,
   return lo + (mid[lo] < x ? 1 : 0);
 }
 
-// kFast (every variant but base, adam8bit_kernels.h): approximate sqrt and division in the
-// parameter step (not in the moments: the codes must stay those of the reference) and the
-// requantisation's x / absmax by quant_div (one reciprocal per block; bit-identical to IEEE
-// division, quant_map.h).
+// Approximate sqrt and division in the parameter step (not in the moments: the codes must stay
+// those of the reference) and the requantisation's x / absmax by quant_div (one reciprocal per
+// block; bit-identical to IEEE division, quant_map.h).
 __device__ __forceinline__ float sqrt_approx(float x) {
   float y;
   asm("sqrt.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
@@ -48,30 +47,23 @@ __device__ __forceinline__ float sqrt_approx(float x) {
 
 // New moments (rounded products and sums, no FMA: the requantisation must match the reference)
 // and the parameter update.
-template <bool kFast>
 __device__ __forceinline__ void adam_elem(float& p, float g, float& m, float& v,
                                           const Adam8bitScalars& s) {
   m = __fadd_rn(__fmul_rn(s.beta1, m), __fmul_rn(s.one_minus_beta1, g));
   v = __fadd_rn(__fmul_rn(s.beta2, v), __fmul_rn(s.one_minus_beta2, __fmul_rn(g, g)));
-  if (kFast) {
-    const float denom = fmaf(sqrt_approx(v), s.inv_sqrt_bc2, s.eps);
-    p = fmaf(p, s.decay, -s.step_size * __fdividef(m, denom));
-  } else {
-    const float denom = sqrtf(v) * s.inv_sqrt_bc2 + s.eps;
-    p = p * s.decay - s.step_size * (m / denom);
-  }
+  const float denom = fmaf(sqrt_approx(v), s.inv_sqrt_bc2, s.eps);
+  p = fmaf(p, s.decay, -s.step_size * __fdividef(m, denom));
 }
 
-// x / a as the reference forms it (0 where a is 0); r = 1/a when kFast and quant_div_ok(a).
-template <bool kFast>
+// x / a as the reference forms it (0 where a is 0); r = 1/a, used where quant_div_ok(a).
 __device__ __forceinline__ float normed(float x, float a, float r, bool fast_ok) {
-  if (kFast && fast_ok) return quant_div(x, a, r);
+  if (fast_ok) return quant_div(x, a, r);
   return a > 0.f ? x / a : 0.f;
 }
 
 // One whole quantisation block (256 elements at b0, vector-aligned tensor), one warp.
 // Lane owns elements 4·lane + 128·k + j, k < 2, j < 4: coalesced 16-byte loads.
-template <typename G, bool kFast>
+template <typename G>
 __device__ __forceinline__ void quant_full(const Adam8bitTensor& t, int64_t b0,
                                            const SharedMaps& sm, const Adam8bitScalars& s) {
   const int ln = threadIdx.x % 32;
@@ -98,7 +90,7 @@ __device__ __forceinline__ void quant_full(const Adam8bitTensor& t, int64_t b0,
       float& vv = v[4 * k + j];
       mm = sm.code_m[cms[j]] * am_old;
       vv = sm.code_v[cvs[j]] * av_old;
-      adam_elem<kFast>(lane(pp[k], j), lane(gg[k], j), mm, vv, s);
+      adam_elem(lane(pp[k], j), lane(gg[k], j), mm, vv, s);
       am = fmaxf(am, fabsf(mm));
       av = fmaxf(av, vv);
     }
@@ -111,16 +103,16 @@ __device__ __forceinline__ void quant_full(const Adam8bitTensor& t, int64_t b0,
     t.v_absmax[blk] = av;
   }
   const bool okm = quant_div_ok(am), okv = quant_div_ok(av);
-  const float rm = kFast ? __frcp_rn(am) : 0.f, rv = kFast ? __frcp_rn(av) : 0.f;
+  const float rm = __frcp_rn(am), rv = __frcp_rn(av);
 #pragma unroll
   for (int k = 0; k < 2; ++k) {
     unsigned char qm[4], qv[4];
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
       qm[j] = static_cast<unsigned char>(
-          quantize(sm.mid_m, sm.lo_m, normed<kFast>(m[4 * k + j], am, rm, okm)));
+          quantize(sm.mid_m, sm.lo_m, normed(m[4 * k + j], am, rm, okm)));
       qv[j] = static_cast<unsigned char>(
-          quantize(sm.mid_v, sm.lo_v, normed<kFast>(v[4 * k + j], av, rv, okv)));
+          quantize(sm.mid_v, sm.lo_v, normed(v[4 * k + j], av, rv, okv)));
     }
     const int64_t e = b0 + 4 * ln + 128 * k;
     *reinterpret_cast<uchar4*>(static_cast<uint8_t*>(t.m) + e) = make_uchar4(qm[0], qm[1], qm[2], qm[3]);
@@ -129,12 +121,12 @@ __device__ __forceinline__ void quant_full(const Adam8bitTensor& t, int64_t b0,
 }
 
 // One quantisation block (up to 256 elements starting at element `b0` of tensor t), one warp.
-template <typename G, bool kFast>
+template <typename G>
 __device__ void quant_block(const Adam8bitTensor& t, int64_t b0, const SharedMaps& sm,
                             const Adam8bitScalars& s) {
   const int64_t len = min(static_cast<int64_t>(kBlock), t.n - b0);
   if (t.vec && len == kBlock) {
-    quant_full<G, kFast>(t, b0, sm, s);
+    quant_full<G>(t, b0, sm, s);
     return;
   }
   // Lane owns elements lane + 32·j, j < 8 (bounded).
@@ -156,7 +148,7 @@ __device__ void quant_block(const Adam8bitTensor& t, int64_t b0, const SharedMap
       float pp = p[e];
       m[j] = sm.code_m[qm[e]] * am_old;
       v[j] = sm.code_v[qv[e]] * av_old;
-      adam_elem<kFast>(pp, load_grad(g + e), m[j], v[j], s);
+      adam_elem(pp, load_grad(g + e), m[j], v[j], s);
       p[e] = pp;
       am = fmaxf(am, fabsf(m[j]));
       av = fmaxf(av, v[j]);
@@ -169,107 +161,19 @@ __device__ void quant_block(const Adam8bitTensor& t, int64_t b0, const SharedMap
     t.v_absmax[blk] = av;
   }
   const bool okm = quant_div_ok(am), okv = quant_div_ok(av);
-  const float rm = kFast ? __frcp_rn(am) : 0.f, rv = kFast ? __frcp_rn(av) : 0.f;
+  const float rm = __frcp_rn(am), rv = __frcp_rn(av);
 #pragma unroll
   for (int j = 0; j < 8; ++j) {
     const int e = ln + 32 * j;
     if (e < len) {
-      qm[e] = static_cast<uint8_t>(quantize(sm.mid_m, sm.lo_m, normed<kFast>(m[j], am, rm, okm)));
-      qv[e] = static_cast<uint8_t>(quantize(sm.mid_v, sm.lo_v, normed<kFast>(v[j], av, rv, okv)));
-    }
-  }
-}
-
-// Variant 1 (base, the exact-division reference variant): one quantisation block (up to 256
-// elements starting at element `b0` of tensor t), one warp — the kernel as first measured
-// (80 registers, IEEE sqrt and division everywhere).
-template <typename G>
-__device__ void quant_block_base(const Adam8bitTensor& t, int64_t b0, const SharedMaps& sm,
-                            const Adam8bitScalars& s) {
-  const int ln = threadIdx.x % 32;
-  const int64_t len = min(static_cast<int64_t>(kBlock), t.n - b0);
-  const int64_t blk = b0 / kBlock;
-  const float am_old = t.m_absmax[blk], av_old = t.v_absmax[blk];
-  float* __restrict__ p = t.p + b0;
-  const G* __restrict__ g = static_cast<const G*>(t.g) + b0;
-  uint8_t* __restrict__ qm = static_cast<uint8_t*>(t.m) + b0;
-  uint8_t* __restrict__ qv = static_cast<uint8_t*>(t.v) + b0;
-  float m[8], v[8];
-  float am = 0.f, av = 0.f;
-  const bool full = t.vec && len == kBlock;
-  if (full) {
-    // Lane owns elements 4·lane + 128·k + j, k < 2, j < 4: coalesced 16-byte loads.
-#pragma unroll
-    for (int k = 0; k < 2; ++k) {
-      const int e = 4 * ln + 128 * k;
-      float4 pp = load4(p + e);
-      float4 gg = load_grad4(g + e);
-      const uchar4 cm = *reinterpret_cast<const uchar4*>(qm + e);
-      const uchar4 cv = *reinterpret_cast<const uchar4*>(qv + e);
-      const unsigned char cms[4] = {cm.x, cm.y, cm.z, cm.w}, cvs[4] = {cv.x, cv.y, cv.z, cv.w};
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        float& mm = m[4 * k + j];
-        float& vv = v[4 * k + j];
-        mm = sm.code_m[cms[j]] * am_old;
-        vv = sm.code_v[cvs[j]] * av_old;
-        adam_elem<false>(lane(pp, j), lane(gg, j), mm, vv, s);
-        am = fmaxf(am, fabsf(mm));
-        av = fmaxf(av, vv);
-      }
-      store4(p + e, pp);
-    }
-  } else {
-    // Lane owns elements lane + 32·j, j < 8 (bounded).
-#pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      const int e = ln + 32 * j;
-      m[j] = 0.f;
-      v[j] = 0.f;
-      if (e < len) {
-        float pp = p[e];
-        m[j] = sm.code_m[qm[e]] * am_old;
-        v[j] = sm.code_v[qv[e]] * av_old;
-        adam_elem<false>(pp, load_grad(g + e), m[j], v[j], s);
-        p[e] = pp;
-        am = fmaxf(am, fabsf(m[j]));
-        av = fmaxf(av, v[j]);
-      }
-    }
-  }
-  am = warp_max(am);
-  av = warp_max(av);
-  if (ln == 0) {
-    t.m_absmax[blk] = am;
-    t.v_absmax[blk] = av;
-  }
-  if (full) {
-#pragma unroll
-    for (int k = 0; k < 2; ++k) {
-      const int e = 4 * ln + 128 * k;
-      unsigned char cm[4], cv[4];
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        cm[j] = static_cast<unsigned char>(quantize(sm.mid_m, sm.lo_m, am > 0.f ? m[4 * k + j] / am : 0.f));
-        cv[j] = static_cast<unsigned char>(quantize(sm.mid_v, sm.lo_v, av > 0.f ? v[4 * k + j] / av : 0.f));
-      }
-      *reinterpret_cast<uchar4*>(qm + e) = make_uchar4(cm[0], cm[1], cm[2], cm[3]);
-      *reinterpret_cast<uchar4*>(qv + e) = make_uchar4(cv[0], cv[1], cv[2], cv[3]);
-    }
-  } else {
-#pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      const int e = ln + 32 * j;
-      if (e < len) {
-        qm[e] = static_cast<uint8_t>(quantize(sm.mid_m, sm.lo_m, am > 0.f ? m[j] / am : 0.f));
-        qv[e] = static_cast<uint8_t>(quantize(sm.mid_v, sm.lo_v, av > 0.f ? v[j] / av : 0.f));
-      }
+      qm[e] = static_cast<uint8_t>(quantize(sm.mid_m, sm.lo_m, normed(m[j], am, rm, okm)));
+      qv[e] = static_cast<uint8_t>(quantize(sm.mid_v, sm.lo_v, normed(v[j], av, rv, okv)));
     }
   }
 }
 
 // A chunk of a tensor with fp32 states: the whole block walks it, float4 where aligned.
-template <typename G, bool kFast>
+template <typename G>
 __device__ void fp32_chunk(const Adam8bitTensor& t, int64_t begin, int64_t len,
                            const Adam8bitScalars& s) {
   float* __restrict__ p = t.p + begin;
@@ -283,7 +187,7 @@ __device__ void fp32_chunk(const Adam8bitTensor& t, int64_t begin, int64_t len,
       float4 pp = load4(p + 4 * i), mm = load4(m + 4 * i), vv = load4(v + 4 * i);
       float4 gg = load_grad4(g + 4 * i);
 #pragma unroll
-      for (int k = 0; k < 4; ++k) adam_elem<kFast>(lane(pp, k), lane(gg, k), lane(mm, k), lane(vv, k), s);
+      for (int k = 0; k < 4; ++k) adam_elem(lane(pp, k), lane(gg, k), lane(mm, k), lane(vv, k), s);
       store4(p + 4 * i, pp);
       store4(m + 4 * i, mm);
       store4(v + 4 * i, vv);
@@ -292,28 +196,21 @@ __device__ void fp32_chunk(const Adam8bitTensor& t, int64_t begin, int64_t len,
   }
   for (int64_t i = done + threadIdx.x; i < len; i += kThreads) {
     float pp = p[i], mm = m[i], vv = v[i];
-    adam_elem<kFast>(pp, load_grad(g + i), mm, vv, s);
+    adam_elem(pp, load_grad(g + i), mm, vv, s);
     p[i] = pp;
     m[i] = mm;
     v[i] = vv;
   }
 }
 
-// Variant V (adam8bit_kernels.h): 0 fast_lb4 (the default: fast, ≤ 64 registers, 4 blocks/SM),
-// 1 base (exact division, no register bound: the reference variant), 2 fast_lb5 (fast, ≤ 48
-// registers, 5 blocks/SM).
-template <int V>
-struct Variant {
-  static constexpr bool kFast = V != 1;
-  static constexpr int kMinBlocks = V == 0 ? 4 : (V == 2 ? 5 : 0);  // 0: no hint
-};
+// __launch_bounds__(256, 4): at most 64 registers, 4 blocks (32 warps) per SM.
+constexpr int kMinBlocks = 4;
 
-template <typename G, int V>
-__global__ void __launch_bounds__(kThreads, Variant<V>::kMinBlocks)
+template <typename G>
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
     adam8bit_kernel(const Adam8bitTensor* __restrict__ tensors,
                     const ChunkRef* __restrict__ chunks, int64_t num_chunks, Adam8bitScalars s,
                     const float* __restrict__ maps, const uint8_t* __restrict__ buckets) {
-  constexpr bool kFast = Variant<V>::kFast;
   __shared__ SharedMaps sm;
   static_assert(sizeof(SharedMaps) == 4096 + 2 * kBucketBytes, "unexpected padding");
   // The four float tables (4 KB) and the two bucket tables, as 16-byte words.
@@ -333,51 +230,34 @@ __global__ void __launch_bounds__(kThreads, Variant<V>::kMinBlocks)
     const int64_t len = min(kChunkElems, t.n - begin);
     if (t.quantized) {
       const int64_t nblocks = (len + kBlock - 1) / kBlock;
-      if (V == 1) {
-        for (int64_t b = warp; b < nblocks; b += kWarps)
-          quant_block_base<G>(t, begin + b * kBlock, sm, s);
-        continue;
-      }
       for (int64_t b = warp; b < nblocks; b += kWarps)
-        quant_block<G, kFast>(t, begin + b * kBlock, sm, s);
+        quant_block<G>(t, begin + b * kBlock, sm, s);
     } else {
-      fp32_chunk<G, kFast>(t, begin, len, s);
+      fp32_chunk<G>(t, begin, len, s);
     }
   }
 }
 
-template <typename G, int V>
+template <typename G>
 void launch(const Adam8bitTensor* tensors, const ChunkRef* chunks, int64_t num_chunks,
             const Adam8bitScalars& s, const float* maps, const uint8_t* buckets,
             cudaStream_t stream) {
-  const int grid = grid_for(adam8bit_kernel<G, V>, num_chunks);
-  adam8bit_kernel<G, V><<<grid, kThreads, 0, stream>>>(tensors, chunks, num_chunks, s, maps,
-                                                      buckets);
+  const int grid = grid_for(adam8bit_kernel<G>, num_chunks);
+  adam8bit_kernel<G><<<grid, kThreads, 0, stream>>>(tensors, chunks, num_chunks, s, maps,
+                                                   buckets);
   CUDA_CHECK_LAUNCH();
-}
-
-template <typename G>
-void launch_variant(int variant, const Adam8bitTensor* tensors, const ChunkRef* chunks,
-                    int64_t num_chunks, const Adam8bitScalars& s, const float* maps,
-                    const uint8_t* buckets, cudaStream_t stream) {
-  switch (variant) {
-    case 1: return launch<G, 1>(tensors, chunks, num_chunks, s, maps, buckets, stream);
-    case 2: return launch<G, 2>(tensors, chunks, num_chunks, s, maps, buckets, stream);
-    default: return launch<G, 0>(tensors, chunks, num_chunks, s, maps, buckets, stream);
-  }
 }
 
 }  // namespace
 
 void adam8bit_step_cuda(const Adam8bitTensor* tensors, const ChunkRef* chunks,
                         int64_t num_chunks, GradType grad_type, const Adam8bitScalars& s,
-                        const float* maps, const uint8_t* buckets, cudaStream_t stream,
-                        int variant) {
+                        const float* maps, const uint8_t* buckets, cudaStream_t stream) {
   if (num_chunks == 0) return;
   if (grad_type == GradType::kBF16)
-    launch_variant<__nv_bfloat16>(variant, tensors, chunks, num_chunks, s, maps, buckets, stream);
+    launch<__nv_bfloat16>(tensors, chunks, num_chunks, s, maps, buckets, stream);
   else
-    launch_variant<float>(variant, tensors, chunks, num_chunks, s, maps, buckets, stream);
+    launch<float>(tensors, chunks, num_chunks, s, maps, buckets, stream);
 }
 
 }  // namespace optim

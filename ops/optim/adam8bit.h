@@ -56,19 +56,6 @@ class Adam8bit : public FusedOptimizer {
   int64_t num_chunks_ = 0;
 };
 
-// ---- Kernel variants: a TEMPORARY tuning knob (remove once the last candidate is measured) --
-// GPTBENCH_ADAM8BIT_VARIANT (a name below or its index; read once, on the first fused step;
-// unset = "fast_lb4", the default) picks the fused kernel's variant; all give the reference's
-// codes (adam8bit_kernels.h describes each). "base" is the exact-division reference variant.
-// Tests set it through set_adam8bit_variant_for_testing (index; −1 = back to the environment).
-constexpr int kAdam8bitVariants = 3;
-constexpr const char* kAdam8bitVariantNames[kAdam8bitVariants] = {"fast_lb4", "base",
-                                                                  "fast_lb5"};
-int adam8bit_variant();
-void set_adam8bit_variant_for_testing(int variant);
-// Parses a variant name or index; throws std::invalid_argument on anything else.
-int parse_optim_variant(const char* value, const char* const* names, int count, const char* what);
-
 // Quantises x (flat fp32) blockwise: codes (n) uint8 and absmax (ceil(n/256)) fp32, with the
 // signed (is_signed) or unsigned dynamic map; and the inverse. Used by the reference and tests.
 std::pair<at::Tensor, at::Tensor> quantize_blockwise(const at::Tensor& x, bool is_signed);

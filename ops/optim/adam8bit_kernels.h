@@ -42,18 +42,12 @@ struct Adam8bitScalars {
 //   absmax ← max|m| (max v) over the 256-element block;  codes ← nearest(m / absmax)
 void adam8bit_step_cuda(const Adam8bitTensor* tensors, const ChunkRef* chunks,
                         int64_t num_chunks, GradType grad_type, const Adam8bitScalars& s,
-                        const float* maps, const uint8_t* buckets, cudaStream_t stream,
-                        int variant = 0);
+                        const float* maps, const uint8_t* buckets, cudaStream_t stream);
 
-// Kernel variants (a temporary tuning knob, GPTBENCH_ADAM8BIT_VARIANT; adam8bit.h). All give
-// the same codes as the reference (the fast ones divide by absmax via quant_div: bit-identical).
-//   0 fast_lb4 (default): sqrt.approx and __fdividef in the parameter step (not in the
-//               moments); x/absmax by one reciprocal per block and a Markstein correction
-//               (quant_div); __launch_bounds__(256, 4): ≤ 64 registers, 32 warps per SM.
-//   1 base:     IEEE sqrt and division everywhere, no register bound (80 registers, 24 warps
-//               per SM): the exact-division reference variant.
-//   2 fast_lb5: fast_lb4 with __launch_bounds__(256, 5): ≤ 48 registers, 40 warps per SM.
-// (The names, and the environment variable that picks one, are in adam8bit.h.)
+// The kernel: sqrt.approx and __fdividef in the parameter step (not in the moments, so the
+// codes stay those of the reference); x/absmax by one reciprocal per block and a Markstein
+// correction (quant_div: bit-identical to IEEE division); __launch_bounds__(256, 4): ≤ 64
+// registers, 32 warps per SM.
 
 }  // namespace optim
 }  // namespace gptbench

@@ -164,7 +164,7 @@ TEST(OptimAdam8bit, BucketedQuantiserEqualsNearestSearchForEveryFloat) {
   }
 }
 
-// quant_div (the fast kernel variants' x / absmax: one reciprocal per block, one Markstein
+// quant_div (the kernel's x / absmax: one reciprocal per block, one Markstein
 // correction) equals IEEE division bit for bit over 2^-100 ≤ |x| ≤ a, a in [2^-60, 2^100]; for
 // smaller |x| (the residual may underflow) it still gives the same code.
 TEST(OptimAdam8bit, QuantDivEqualsIeeeDivision) {
@@ -204,25 +204,6 @@ TEST(OptimAdam8bit, QuantDivEqualsIeeeDivision) {
   EXPECT_FALSE(optim::quant_div_ok(0.f));
   EXPECT_FALSE(optim::quant_div_ok(0x1p-61f));
   EXPECT_FALSE(optim::quant_div_ok(0x1p101f));
-}
-
-// The variant knob parses names and indices and rejects anything else.
-TEST(OptimAdam8bit, VariantNamesParse) {
-  EXPECT_EQ(parse_optim_variant(nullptr, kAdam8bitVariantNames, kAdam8bitVariants, "t"), 0);
-  EXPECT_EQ(parse_optim_variant("", kAdam8bitVariantNames, kAdam8bitVariants, "t"), 0);
-  for (int v = 0; v < kAdam8bitVariants; ++v) {
-    EXPECT_EQ(parse_optim_variant(kAdam8bitVariantNames[v], kAdam8bitVariantNames,
-                                  kAdam8bitVariants, "t"), v);
-    EXPECT_EQ(parse_optim_variant(std::to_string(v).c_str(), kAdam8bitVariantNames,
-                                  kAdam8bitVariants, "t"), v);
-  }
-  EXPECT_THROW(parse_optim_variant("nope", kAdam8bitVariantNames, kAdam8bitVariants, "t"),
-               std::invalid_argument);
-  EXPECT_THROW(parse_optim_variant("9", kAdam8bitVariantNames, kAdam8bitVariants, "t"),
-               std::invalid_argument);
-  set_adam8bit_variant_for_testing(2);
-  EXPECT_EQ(adam8bit_variant(), 2);
-  set_adam8bit_variant_for_testing(-1);
 }
 
 TEST(OptimAdam8bit, StateAtMost2_04BytesPerParam) {

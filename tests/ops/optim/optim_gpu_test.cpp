@@ -268,28 +268,6 @@ TEST(OptimGpu, Adam8bitFusedBoundarySizesMatchReference) {
   adam8bit_boundary_sizes_match_reference();
 }
 
-// Every kernel variant of the temporary tuning knob (GPTBENCH_ADAM8BIT_VARIANT) passes the
-// tests of the default one: the same codes as the CPU
-// reference on the first step (no tolerance), the boundary and awkward sizes over 10 steps.
-struct VariantGuard {
-  ~VariantGuard() {
-    set_adam8bit_variant_for_testing(-1);
-  }
-};
-
-TEST(OptimGpu, Adam8bitEveryVariantMatchesReference) {
-  SKIP_WITHOUT_GPU();
-  VariantGuard guard;
-  for (int v = 0; v < kAdam8bitVariants; ++v) {
-    SCOPED_TRACE(kAdam8bitVariantNames[v]);
-    set_adam8bit_variant_for_testing(v);
-    ASSERT_EQ(adam8bit_variant(), v);
-    adam8bit_first_step_codes_equal_cpu_reference();
-    adam8bit_boundary_sizes_match_reference();
-    adam8bit_awkward_sizes_match_reference();
-  }
-}
-
 // GPT-2 small's real parameter shapes (~150 tensors, one launch): fused AdamW equals the
 // reference over 3 steps, so the chunk table covers every tensor.
 TEST(OptimGpu, AdamWFusedCoversEveryTensorOfGpt2Small) {
