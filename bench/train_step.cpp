@@ -13,12 +13,17 @@
 //               peak_mem_bytes, step1_ms … step6_ms (warm-up study), warmup_first_over_steady,
 //               graph mode: eager_step_ms, graph_warmup_ms, capture_ms, first_replay_ms,
 //               graph_overhead_ms, graph_speedup, break_even_steps.
+//   heads:      torch (vocabulary 50,257, fp32 cross-entropy: the PyTorch peer's), fused (the
+//               vocabulary padded to 50,304 for aligned LM-head GEMMs, our fused
+//               cross-entropy on the bf16 logits; fixtures/train_step.h LmHead)
 //   names:      model/train_step/<size>/<precision>/B:<b>/T:<t>/opt:<opt>/attn:<impl>/
-//               accum:<k>/mode:<eager|graph>
+//               head:<torch|fused>/accum:<k>/mode:<eager|graph>
 // Default: each --gptbench_models size at B×T of the options; bf16 with torch_fused, torch and
-// ours, eager and graph; the other selected precisions with torch_fused; 2·B in bf16.
+// ours, eager and graph; the other selected precisions with torch_fused; 2·B in bf16; the
+// fused head eager with torch_fused, and in a graph with our adamw at B and 2·B.
 // --gptbench_full=true adds the batch sweep 1…64 (eager and graph; out of memory is a skipped
-// point), every optimizer in both modes, naive attention, and gradient accumulation 2, 4, 8.
+// point) with either head, every optimizer in both modes, naive attention, our flash attention
+// with the fused head, and gradient accumulation 2, 4, 8.
 // On the CPU: fp32 only, eager, a few optimizers and accum:2 on the tiny model.
 #include <algorithm>
 #include <set>
@@ -58,7 +63,8 @@ GPTBENCH_FAMILY(train_step) {
                                                                                    : precisions[0];
   std::set<std::string> seen;
   auto add = [&](const std::string& model, const std::string& prec, int64_t batch,
-                 const std::string& opt, AttnImpl attn, int64_t accum, bool graph) {
+                 const std::string& opt, AttnImpl attn, int64_t accum, bool graph,
+                 LmHead head = LmHead::kTorch) {
     TrainCaseOptions tc;
     tc.cfg.model = model_config(model);
     tc.cfg.precision = parse_precision(prec);
@@ -67,6 +73,7 @@ GPTBENCH_FAMILY(train_step) {
     tc.cfg.optimizer = opt;
     tc.cfg.attn = attn;
     tc.cfg.accum = accum;
+    tc.cfg.head = head;
     tc.graph = graph;
     if (!o.on_cuda()) tc.warmup_steps = 3;
     CaseSpec spec;
@@ -83,6 +90,7 @@ GPTBENCH_FAMILY(train_step) {
         if (has_optimizer(opt)) add(model, "fp32", o.batch, opt, AttnImpl::kSdpa, 1, false);
       add(model, "fp32", o.batch, "torch_fused", AttnImpl::kSdpa, 2, false);
       add(model, "fp32", o.batch, "torch_fused", AttnImpl::kSdpa, 1, true);  // skipped: no GPU
+      add(model, "fp32", o.batch, "torch_fused", AttnImpl::kSdpa, 1, false, LmHead::kFused);
       continue;
     }
     // Default suite.
@@ -94,6 +102,11 @@ GPTBENCH_FAMILY(train_step) {
     for (const auto& prec : precisions)
       add(model, prec, o.batch, "torch_fused", AttnImpl::kSdpa, 1, false);
     add(model, main_prec, 2 * o.batch, "torch_fused", AttnImpl::kSdpa, 1, false);
+    // The fastest configuration: padded vocabulary + fused cross-entropy, our AdamW, a graph.
+    const std::string best_opt = has_optimizer("adamw") ? "adamw" : "torch_fused";
+    add(model, main_prec, o.batch, "torch_fused", AttnImpl::kSdpa, 1, false, LmHead::kFused);
+    for (int64_t b : {o.batch, 2 * o.batch})
+      add(model, main_prec, b, best_opt, AttnImpl::kSdpa, 1, true, LmHead::kFused);
     if (!o.full) continue;
 
     // Full sweeps.
@@ -103,6 +116,9 @@ GPTBENCH_FAMILY(train_step) {
       for (bool graph : {false, true}) add(model, main_prec, o.batch, opt, AttnImpl::kSdpa, 1, graph);
     for (const auto& prec : precisions) add(model, prec, o.batch, "torch_fused", AttnImpl::kSdpa, 1, true);
     add(model, main_prec, o.batch, "torch_fused", AttnImpl::kNaive, 1, false);
+    add(model, main_prec, o.batch, best_opt, AttnImpl::kFlash, 1, true, LmHead::kFused);
+    for (int64_t b : {1, 2, 4, 8, 12, 16, 24, 32, 48, 64})
+      add(model, main_prec, b, best_opt, AttnImpl::kSdpa, 1, true, LmHead::kFused);
     for (int64_t accum : {2, 4, 8}) add(model, main_prec, o.batch, "torch_fused", AttnImpl::kSdpa, accum, false);
   }
 }

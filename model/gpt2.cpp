@@ -1,6 +1,7 @@
 #include "model/gpt2.h"
 
 #include "ops/attention/flash.h"
+#include "ops/cross_entropy.h"
 
 #include <ATen/ATen.h>
 #include <torch/nn/init.h>
@@ -81,7 +82,7 @@ torch::Tensor BlockImpl::forward(const torch::Tensor& x) {
 }
 
 GPT2Impl::GPT2Impl(const GPT2Config& cfg_, AttnImpl impl) : cfg(cfg_) {
-  wte = register_module("wte", torch::nn::Embedding(cfg.vocab, cfg.d_model));
+  wte = register_module("wte", torch::nn::Embedding(cfg.embedding_rows(), cfg.d_model));
   wpe = register_module("wpe", torch::nn::Embedding(cfg.n_ctx, cfg.d_model));
   h = register_module("h", torch::nn::ModuleList());
   for (int64_t i = 0; i < cfg.n_layer; ++i) {
@@ -93,6 +94,7 @@ GPT2Impl::GPT2Impl(const GPT2Config& cfg_, AttnImpl impl) : cfg(cfg_) {
   torch::NoGradGuard no_grad;
   const double std = 0.02, proj_std = 0.02 / std::sqrt(2.0 * cfg.n_layer);
   torch::nn::init::normal_(wte->weight, 0.0, std);
+  wte->weight.narrow(0, cfg.vocab, cfg.embedding_rows() - cfg.vocab).zero_();  // padding rows
   torch::nn::init::normal_(wpe->weight, 0.0, std);
   for (auto& b : blocks) {
     for (auto* lin : {&b->attn->c_attn, &b->attn->c_proj, &b->mlp->c_fc, &b->mlp->c_proj}) {
@@ -108,6 +110,11 @@ void GPT2Impl::set_attn_impl(AttnImpl impl) {
 }
 
 torch::Tensor GPT2Impl::forward(const torch::Tensor& idx) {
+  auto logits = forward_padded(idx);
+  return cfg.pad_vocab ? logits.narrow(-1, 0, cfg.vocab) : logits;
+}
+
+torch::Tensor GPT2Impl::forward_padded(const torch::Tensor& idx) {
   const int64_t T = idx.size(1);
   TORCH_CHECK(T <= cfg.n_ctx, "sequence length ", T, " exceeds the context ", cfg.n_ctx);
   auto pos = at::arange(T, idx.options().dtype(at::kLong));
@@ -115,13 +122,12 @@ torch::Tensor GPT2Impl::forward(const torch::Tensor& idx) {
   for (size_t i = 0; i < blocks.size(); ++i)
     x = block_forward(*blocks[i], x, static_cast<int64_t>(i), checkpointing);
   x = ln_f->forward(x);
-  return at::matmul(x, wte->weight.t());  // tied LM head: (B, T, V)
+  return at::matmul(x, wte->weight.t());  // tied LM head: (B, T, embedding rows)
 }
 
 torch::Tensor GPT2Impl::loss(const torch::Tensor& idx, const torch::Tensor& targets) {
-  auto logits = forward(idx);
-  return at::cross_entropy_loss(logits.view({-1, logits.size(-1)}).to(at::kFloat),
-                                targets.reshape({-1}));
+  auto logits = forward_padded(idx);
+  return torch_cross_entropy(logits.view({-1, logits.size(-1)}), targets.reshape({-1}), cfg.vocab);
 }
 
 }  // namespace gptbench

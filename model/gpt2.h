@@ -63,6 +63,9 @@ struct GPT2Impl : torch::nn::Module {
   GPT2Impl(const GPT2Config& cfg, AttnImpl impl = AttnImpl::kSdpa);
 
   torch::Tensor forward(const torch::Tensor& idx);  // (B, T) int64 -> logits (B, T, V)
+  // The LM head's output with its padding columns: (B, T, cfg.embedding_rows()); forward() is
+  // its first V columns (a view).
+  torch::Tensor forward_padded(const torch::Tensor& idx);
   // Mean cross-entropy of the logits for idx against targets (B, T), computed in fp32.
   torch::Tensor loss(const torch::Tensor& idx, const torch::Tensor& targets);
   void set_attn_impl(AttnImpl impl);

@@ -6,7 +6,7 @@ causal attention, tanh-GELU MLP, LM head tied to the token embedding, vocabulary
 eager mode, torch.optim.AdamW(fused=True) with the suite's hyper-parameters (lr 3e-4, betas
 0.9/0.999, eps 1e-8, weight decay 0.01), bf16 autocast over fp32 weights, B=8, T=1024,
 synthetic tokens drawn on the CPU and copied from pinned memory each step — the step that
-`model/train_step/small/bf16/B:8/T:1024/opt:torch_fused/attn:sdpa/accum:1/mode:eager` times.
+`model/train_step/small/bf16/B:8/T:1024/opt:torch_fused/attn:sdpa/head:torch/accum:1/mode:eager` times.
 
 Prints one JSON object: tokens/s (mean over the measured steps), step times, peak memory,
 versions and device. Run it in the same device call as gptbench so the two share a GPU:
@@ -53,9 +53,11 @@ class Block(nn.Module):
 
 
 class GPT2(nn.Module):
-    def __init__(self, n_layer, n_head, d, vocab=50257, n_ctx=1024):
+    def __init__(self, n_layer, n_head, d, vocab=50257, n_ctx=1024, pad_vocab=False):
         super().__init__()
-        self.wte = nn.Embedding(vocab, d)
+        self.vocab = vocab
+        rows = (vocab + 63) // 64 * 64 if pad_vocab else vocab  # as GPT2Config::pad_vocab
+        self.wte = nn.Embedding(rows, d)
         self.wpe = nn.Embedding(n_ctx, d)
         self.h = nn.ModuleList(Block(d, n_head) for _ in range(n_layer))
         self.ln_f = nn.LayerNorm(d)
@@ -67,14 +69,16 @@ class GPT2(nn.Module):
                 nn.init.normal_(p, 0.0, proj_std)
             elif p.dim() == 2:
                 nn.init.normal_(p, 0.0, std)
+        with torch.no_grad():
+            self.wte.weight[vocab:].zero_()  # padding rows (none unless pad_vocab)
 
     def forward(self, idx, targets):
         T = idx.size(1)
         x = self.wte(idx) + self.wpe(torch.arange(T, device=idx.device))
         for b in self.h:
             x = b(x)
-        logits = self.ln_f(x) @ self.wte.weight.t()  # tied LM head
-        return F.cross_entropy(logits.view(-1, logits.size(-1)).float(), targets.view(-1))
+        logits = (self.ln_f(x) @ self.wte.weight.t())[..., : self.vocab]  # tied LM head
+        return F.cross_entropy(logits.reshape(-1, self.vocab).float(), targets.view(-1))
 
 
 def main():
@@ -85,6 +89,9 @@ def main():
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--steps", type=int, default=50)
     ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--pad-vocab", action="store_true",
+                    help="pad the vocabulary to a multiple of 64 (50304) as nanoGPT does; the "
+                         "loss still covers the 50257 real tokens")
     args = ap.parse_args()
     if not torch.cuda.is_available():
         print(json.dumps({"error": "no CUDA GPU"}))
@@ -93,12 +100,12 @@ def main():
     dev = torch.device("cuda")
     torch.manual_seed(args.seed)
     n_layer, n_head, d = SIZES[args.model]
-    model = GPT2(n_layer, n_head, d).to(dev)
+    model = GPT2(n_layer, n_head, d, pad_vocab=args.pad_vocab).to(dev)
     model.train()
     opt = torch.optim.AdamW(model.parameters(), lr=3e-4, betas=(0.9, 0.999), eps=1e-8,
                             weight_decay=0.01, fused=True)
     gen = torch.Generator().manual_seed(args.seed + 1)
-    vocab = model.wte.num_embeddings
+    vocab = model.vocab
     idx_h = torch.empty(args.batch, args.seq, dtype=torch.long).pin_memory()
     tgt_h = torch.empty_like(idx_h).pin_memory()
 
@@ -133,7 +140,8 @@ def main():
     mean = statistics.fmean(times)
     tokens = args.batch * args.seq
     print(json.dumps({
-        "peer": "pytorch-python eager sdpa AdamW(fused=True) bf16-autocast",
+        "peer": "pytorch-python eager sdpa AdamW(fused=True) bf16-autocast"
+                + (" padded-vocab" if args.pad_vocab else ""),
         "model": args.model, "batch": args.batch, "seq": args.seq,
         "tokens_per_s": tokens / mean,
         "step_ms_mean": 1e3 * mean,

@@ -62,6 +62,42 @@ TEST(GPT2, BackwardReachesEveryParameter) {
   }
 }
 
+// pad_vocab changes the LM head's storage, not the model: with the same weights (the padding
+// rows zero) the logits and the loss are those of the unpadded model, and the padding rows get
+// no gradient. V = 1000 pads to 1024.
+TEST(GPT2, PaddedVocabularyComputesTheSameFunction) {
+  auto cfg = cpu_tiny_config();
+  cfg.vocab = 1000;
+  GPT2 plain(cfg);
+  auto padded_cfg = cfg;
+  padded_cfg.pad_vocab = true;
+  GPT2 padded(padded_cfg);
+  ASSERT_EQ(padded->wte->weight.size(0), 1024);
+  EXPECT_EQ(padded->wte->weight.narrow(0, 1000, 24).abs().max().item<double>(), 0.0);
+  {
+    torch::NoGradGuard no_grad;
+    auto src = plain->named_parameters();
+    for (auto& p : padded->named_parameters()) {
+      const auto& from = src[p.key()];
+      p.value().narrow(0, 0, from.size(0)).copy_(from);
+    }
+  }
+  auto batch = synthetic_batch(cfg, 2, 24, at::kCPU, 6);
+  auto a = plain->forward(batch.idx), b = padded->forward(batch.idx);
+  ASSERT_EQ(b.sizes(), a.sizes());
+  EXPECT_EQ(padded->forward_padded(batch.idx).size(-1), 1024);
+  // fp32: the same products in the same order, except the GEMM's blocking over N.
+  EXPECT_LT((a - b).abs().max().item<double>(), 1e-5);
+  auto la = plain->loss(batch.idx, batch.targets), lb = padded->loss(batch.idx, batch.targets);
+  EXPECT_NEAR(la.item<double>(), lb.item<double>(), 1e-5);
+  la.backward();
+  lb.backward();
+  const auto& ga = plain->wte->weight.grad();
+  const auto& gb = padded->wte->weight.grad();
+  EXPECT_LT((gb.narrow(0, 0, 1000) - ga).abs().max().item<double>(), 1e-6);
+  EXPECT_EQ(gb.narrow(0, 1000, 24).abs().max().item<double>(), 0.0);
+}
+
 TEST(GPT2, ParseAttnImpl) {
   EXPECT_EQ(parse_attn_impl("naive"), AttnImpl::kNaive);
   EXPECT_EQ(parse_attn_impl("sdpa"), AttnImpl::kSdpa);
