@@ -30,7 +30,7 @@ bool have_gpu() {
 }
 
 // Random logits of spread ~3 (like a trained LM head's) and targets in [0, classes), with
-// every `ignore_every`-th row's target set to ignore_index (-100).
+// every `ignore_every`-th row's target (rows k-1, 2k-1, ...) set to ignore_index (-100).
 struct Problem {
   at::Tensor logits, targets;
 };
@@ -41,7 +41,7 @@ Problem make_problem(int64_t rows, int64_t classes, int64_t cols, at::ScalarType
   p.logits = (at::randn({rows, cols}, gen, at::TensorOptions().dtype(at::kDouble)) * 3).to(dtype);
   p.targets = at::randint(classes, {rows}, gen, at::TensorOptions().dtype(at::kLong));
   if (ignore_every > 0)
-    for (int64_t r = 0; r < rows; r += ignore_every) p.targets[r] = -100;
+    for (int64_t r = ignore_every - 1; r < rows; r += ignore_every) p.targets[r] = -100;
   return p;
 }
 
