@@ -8,7 +8,8 @@
 //           attn.small.B64 (GPU): 786,432 × 1,024, GPT-2 small's scores at B = 64 — the shape
 //           of DESIGN.md §7's peers and of the target;
 //           vocab: B·T rows × the padded vocabulary (50,304) — the LM-head logits;
-//           sweep: cols 32..65,536 with rows·cols = 2²⁶ (a few points; every power of two with
+//           sweep: cols 32..65,536 with rows·cols = 2²⁸ on the GPU (512 MB of bf16, 1 GB of
+//           fp32 each way), 2¹⁵ on the CPU (a few points; every power of two with
 //           --gptbench_full=true). The CPU runs the tiny model and small sweeps.
 //   cost:   bytes = one read and one write per element forward (2·rows·cols·size), two reads
 //           and one write backward (3·rows·cols·size); %peak of the measured copy bandwidth.
@@ -134,7 +135,11 @@ std::vector<SoftmaxShape> softmax_shapes(const Options& o) {
     sweep = {32, 1024, 8192, 65536};
   else
     sweep = o.full ? std::vector<int64_t>{32, 128, 1024, 4096} : std::vector<int64_t>{32, 1024};
-  const int64_t elements = gpu ? (int64_t{1} << 26) : (int64_t{1} << 15);
+  // 2²⁸ elements on the GPU: at 2²⁶ (128 MB of bf16 each way) even a plain copy reached only
+  // 91-92% of the copy rate measured at 1 GiB (H200, 2026-11-22: 128 MB 3.83-3.90 TB/s, 512 MB
+  // 4.12-4.15, 1 GiB 4.21-4.22), so the sweep measured launch ramp and tail as much as the
+  // kernel.
+  const int64_t elements = gpu ? (int64_t{1} << 28) : (int64_t{1} << 15);
   for (int64_t c : sweep) shapes.push_back({"sweep", std::max<int64_t>(1, elements / c), c});
   return shapes;
 }
@@ -143,9 +148,7 @@ std::vector<SoftmaxShape> softmax_shapes(const Options& o) {
 
 GPTBENCH_FAMILY(softmax) {
   const Options& o = global_options();
-  std::vector<std::string> dtypes;
-  for (const auto& d : o.dtypes)
-    if (d == "fp32" || d == "bf16") dtypes.push_back(d);
+  const auto dtypes = o.dtypes_among({"fp32", "bf16"});
   for (const auto& dtype : dtypes)
     for (bool backward : {false, true})
       for (const auto& shape : softmax_shapes(o))

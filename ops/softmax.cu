@@ -10,19 +10,31 @@
 //       exponentials recomputed): a lane's share of one row is a single pack. (H200, 2026-11-22:
 //       this beat a persistent grid prefetching each warp's next row, the earlier default for
 //       bf16 <= 1024 / fp32 <= 512 columns, by 3-14 points of copy bandwidth.)
-//   cols > 1024, 16-byte aligned, the row fits shared memory (kBlockVec): block per row,
-//       persistent. The row is copied into shared memory by cp.async (16 bytes per copy, all
-//       of them issued at once, no registers held), then: pass 1 the online (max, sum) of the
-//       thread's packs, one block merge, pass 2 the outputs. During pass 2, as soon as a thread
-//       has stored a pack's output, it issues the cp.async of the same pack of its next row
-//       into the same slot, so the next row streams in while this one is written. Every pack
-//       is touched by one thread only, so the slots need no barrier. Limits (227 KiB opt-in
-//       shared memory of sm_90): forward fp32 <= 57,856 columns, bf16 <= 115,712; backward
-//       (y and dy) half that. A row of <= ~113 KB leaves room for two blocks per SM.
-//       (Registers could hold a row too, but a 100 KB bf16 row of 50,304 columns leaves a
-//       1024-thread block one per SM with no room to prefetch the next row; shared memory
-//       filled by cp.async costs no registers and overlaps rows.)
-//   cols > 1024, longer than shared memory (kBlockPartial) or not 16-byte aligned / cols not
+//   cols > 1024, forward, 16-byte aligned, fp32 <= 262,144 / bf16 <= 32,768 columns
+//       (kBlockRegs): the row in registers across the warps of one block (2-32 warps; two rows
+//       per block of 2-warp rows), or (fp32 > 32,768) of a thread-block cluster of 2-8 blocks
+//       of 32 warps whose partial (max, sum) pairs meet in distributed shared memory. 32 values
+//       per thread, the exponentials kept; bf16 rows of > 8,192 columns take 64 values per
+//       thread (32 registers of raw row, 8 or 16 warps) and recompute the exponentials.
+//       Non-persistent grid: while some blocks reduce, others' loads are in flight. (H200,
+//       2026-11-22, rows·cols = 2^28, % of copy bandwidth, vs the staged path it replaced:
+//       bf16 2048 98.7 vs 75.0, 8192 98.2 vs 88.5, 32768 95.9 vs 85.6; fp32 2048 97.9 vs 90.6,
+//       65536 97.6 vs 81.6 (partial). bf16 rows in blocks of 32 warps or in clusters reached
+//       only 64-87%: one 32-warp block per SM leaves nothing to overlap its arithmetic with,
+//       and a cluster adds a barrier across blocks to every row.)
+//       Without clusters (before sm_90) fp32 rows of > 32,768 columns take the staged path below
+//       where they fit.
+//   cols > 1024, 16-byte aligned, the row fits shared memory (kBlockVec): forward bf16 of
+//       32,769..115,712 columns (fp32 32,769..57,856 without clusters), backward (y and dy)
+//       fp32 <= 28,928 / bf16 <= 57,856 columns. Block per row, persistent. The row is copied
+//       into shared memory by cp.async (16 bytes per copy, all of them issued at once, no
+//       registers held), then: pass 1 the online (max, sum) of the thread's packs (backward:
+//       Σ y·dy), one block merge, pass 2 the outputs. During pass 2, as soon as a thread has
+//       stored a pack's output, it issues the cp.async of the same pack of its next row into
+//       the same slot, so the next row streams in while this one is written. Every pack is
+//       touched by one thread only, so the slots need no barrier.
+//       (bf16 vocabulary rows: 88.5-89.1% of copy bandwidth; 65,536 columns 85.8-87.2%.)
+//   cols > 1024, longer than the paths above (kBlockPartial) or not 16-byte aligned / cols not
 //       a multiple of the vector (kBlockScalar): the original block kernel: online (max, sum)
 //       while staging what fits in shared memory, then an output pass; the part of the row
 //       that does not fit is read a second time (from L2, usually).
@@ -38,8 +50,9 @@
 // −inf gives NaN ((−inf) − (−inf)), a +inf or NaN anywhere in a row makes the whole row NaN,
 // and −inf entries of an otherwise finite row give 0.
 //
-// Backward: dx = y·(dy − Σ y·dy), the dot product accumulated in fp32; the same paths (the
-// warp path one row per warp).
+// Backward: dx = y·(dy − Σ y·dy), the dot product accumulated in fp32; the warp path (one row
+// per warp), the staged path, the original block kernels.
+#include <cooperative_groups.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -70,6 +83,10 @@ constexpr int kBlockUnroll = 4;               // partial/scalar block path: load
 constexpr int kBlockUnrollBwd = 2;            // backward: two tensors, same bytes in flight
 constexpr int kPacksPerThread = 8;            // block path: threads ≈ packs / 8 (128..1024)
 constexpr int64_t kSmemReserve = 1024;        // static shared memory of the block kernels
+constexpr int kRegsValues = 32;               // register path: values per thread, exponentials kept
+constexpr int64_t kRegsLongBf16 = 8192;       // longer bf16 rows: 64 values per thread, recomputed
+constexpr int kRegsMaxWarpsBf16 = 16;         // bf16 register path: one block of <= 16 warps
+constexpr int kMaxCluster = 8;                // portable thread-block cluster size
 
 // ---- element conversion, exp and 16-byte packs ------------------------------------------------
 
@@ -117,6 +134,29 @@ __device__ __forceinline__ void store_pack(T* __restrict__ p, const Pack<T, VEC>
   } else {
 #pragma unroll
     for (int k = 0; k < VEC; ++k) p[k] = r.v[k];
+  }
+}
+
+// A pack's values as fp32. AGAIN (bf16): the conversion (a shift and a mask of each 32-bit pair) is
+// an opaque asm on the packed words, so the compiler converts again where a value is used instead
+// of keeping every converted (or unpacked 16-bit) value alive: the register path's raw row of 64
+// bf16 values per thread takes 32 registers, a converted copy would take 64 more (and spill).
+template <bool AGAIN, typename T, int VEC>
+__device__ __forceinline__ void unpack(const Pack<T, VEC>& p, float (&f)[VEC]) {
+  if constexpr (AGAIN && std::is_same_v<T, __nv_bfloat16> && VEC % 2 == 0) {
+    const auto* w = reinterpret_cast<const unsigned*>(&p);
+#pragma unroll
+    for (int k = 0; k < VEC / 2; ++k) {
+      unsigned lo, hi;
+      asm volatile("shl.b32 %0, %2, 16;\n\tand.b32 %1, %2, 0xffff0000;"
+                   : "=r"(lo), "=r"(hi)
+                   : "r"(w[k]));
+      f[2 * k] = __uint_as_float(lo);
+      f[2 * k + 1] = __uint_as_float(hi);
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) f[k] = to_float(p.v[k]);
   }
 }
 
@@ -355,6 +395,149 @@ __global__ void __launch_bounds__(kWarp* kWarpRowsPerBlock, VEC > 1 ? 6 : 4)
   }
 }
 
+// ---- a row in registers across the warps of a block, or of a cluster of K blocks (kBlockRegs) --
+
+// Warps per block: the row's WPR, or kWarpRowsPerBlock rows of WPR < kWarpRowsPerBlock warps.
+template <int WPR>
+__host__ __device__ constexpr int regs_block_warps() {
+  return WPR > kWarpRowsPerBlock ? WPR : kWarpRowsPerBlock;
+}
+
+// Cluster barrier halves: arrive (release: this block's shared-memory writes and reads are done)
+// and wait (acquire: every block of the cluster has arrived).
+// (sm_90 and later; the plan makes no clusters elsewhere.)
+__device__ __forceinline__ void cluster_arrive() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+#else
+  __trap();
+#endif
+}
+__device__ __forceinline__ void cluster_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+#else
+  __trap();
+#endif
+}
+// This block's `p` in the shared memory of block `rank` of the cluster.
+__device__ __forceinline__ const float* cluster_peer(const float* p, int rank) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  return cooperative_groups::this_cluster().map_shared_rank(p, rank);
+#else
+  __trap();
+  return p;
+#endif
+}
+
+// A row's lanes are K blocks × WPR warps × 32; lane L holds packs L, L + lanes, L + 2·lanes, ...
+// (NV packs of 16 bytes: NV·VEC = 32 or 64 values). Each lane takes the (m, s) of its own values,
+// the warps merge theirs through shared memory (K > 1: distributed shared memory of the cluster,
+// one barrier), and the outputs are written: one read and one write per element. With 32 values
+// per lane the exponentials e = exp(x − m) stay in fp32 registers and every output is
+// e · exp(m − M) / S (one exp per element plus one per lane); with 64 (bf16 only: the raw row
+// takes 32 registers) they are recomputed as exp(x − M) / S (two per element). Non-persistent:
+// the grid covers every row (K blocks per row, or kWarpRowsPerBlock / WPR rows per block); the
+// hardware keeps new rows' loads in flight while other blocks reduce. -inf entries give
+// exp(-inf) = 0; a lane of nothing but -inf takes m = -inf and shifts by 0, so its terms are 0,
+// not NaN; the row maximum M is -inf only for a row of -inf, whose 1/S is NaN (inverse_sum);
+// +inf or NaN reach S as NaN.
+template <typename T, int NV, int WPR, int K>
+__global__ void __launch_bounds__(kWarp* regs_block_warps<WPR>(), 32 / regs_block_warps<WPR>())
+    softmax_fwd_regs(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int cols) {
+  constexpr int VEC = 16 / sizeof(T);
+  constexpr int kWarps = regs_block_warps<WPR>();
+  constexpr int kRows = kWarps / WPR;  // rows per block
+  constexpr int kLanesPerBlock = kWarp * WPR;
+  constexpr int kLanes = K * kLanesPerBlock;  // lanes per row
+  static_assert(K == 1 || kRows == 1, "a cluster shares one row");
+  constexpr bool kKeep = NV * VEC <= 32;  // exponentials kept in registers, else recomputed
+  static_assert(K <= 8 && NV * VEC <= 64, "portable cluster size; <= 64 values per lane");
+  __shared__ float part_m[kWarps], part_s[kWarps];
+  const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
+  const int grp = warp / WPR;  // the block's row of this warp
+  const int rank = K == 1 ? 0 : static_cast<int>(blockIdx.x % K);
+  const int64_t row = K == 1 ? static_cast<int64_t>(blockIdx.x) * kRows + grp
+                             : static_cast<int64_t>(blockIdx.x / K);
+  const int L = rank * kLanesPerBlock + threadIdx.x % kLanesPerBlock;
+  const bool live = row < rows;  // block-uniform when K > 1 (no early return: barriers follow)
+  const int64_t off = (live ? row : 0) * cols;
+  auto has = [&](int j) { return live && (j * kLanes + L) * VEC < cols; };
+  Pack<T, VEC> p[NV];
+#pragma unroll
+  for (int j = 0; j < NV; ++j)
+    if (has(j)) p[j] = load_pack<T, VEC>(x + off + (j * kLanes + L) * VEC);
+  float m = -INFINITY;
+#pragma unroll
+  for (int j = 0; j < NV; ++j)
+    if (has(j)) {
+      float f[VEC];
+      unpack<!kKeep>(p[j], f);
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) m = fmaxf(m, f[k]);
+    }
+  const float shift = m == -INFINITY ? 0.f : m;
+  float e[kKeep ? NV : 1][VEC];
+  float s = 0.f;
+#pragma unroll
+  for (int j = 0; j < NV; ++j)
+    if (has(j)) {
+      float f[VEC];
+      unpack<!kKeep>(p[j], f);
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) {
+        const float ek = exp2_approx((f[k] - shift) * kLog2e);
+        if constexpr (kKeep) e[j][k] = ek;
+        s += ek;
+      }
+    }
+  float M = m, S = s;
+  warp_merge(M, S);
+  if constexpr (K * WPR > 1) {
+    if (lane == 0) {
+      part_m[warp] = M;
+      part_s[warp] = S;
+    }
+    if constexpr (K == 1) {
+      __syncthreads();
+    } else {
+      cluster_arrive();
+      cluster_wait();
+    }
+    // Every warp merges the row's K·WPR partials in the same order: identical (M, S) everywhere.
+    M = -INFINITY;
+    S = 0.f;
+    for (int l = lane; l < K * WPR; l += kWarp) {
+      const float* pm = part_m;
+      const float* ps = part_s;
+      if constexpr (K > 1) {
+        pm = cluster_peer(part_m, l / WPR);
+        ps = cluster_peer(part_s, l / WPR);
+      }
+      merge(M, S, pm[grp * WPR + l % WPR], ps[grp * WPR + l % WPR]);
+    }
+    warp_merge(M, S);
+    if constexpr (K > 1) cluster_arrive();  // done reading the other blocks' partials
+  }
+  const float inv = inverse_sum(M, S);
+  const float scale = kKeep ? (m == M ? 1.f : exp2_approx((m - M) * kLog2e)) * inv : inv;
+#pragma unroll
+  for (int j = 0; j < NV; ++j)
+    if (has(j)) {
+      float o[VEC];
+      if constexpr (kKeep) {
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) o[k] = e[j][k] * scale;
+      } else {
+        unpack<true>(p[j], o);
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) o[k] = exp2_approx((o[k] - M) * kLog2e) * inv;
+      }
+      store_floats<T, VEC>(y + off + (j * kLanes + L) * VEC, o);
+    }
+  if constexpr (K > 1) cluster_wait();  // no block leaves while another may read its partials
+}
+
 // ---- block per row, row staged by cp.async, next row prefetched (kBlockVec) -------------------
 
 // Thread t owns packs t, t + blockDim, t + 2·blockDim, ... of every row: it issues their copies,
@@ -585,6 +768,12 @@ int current_device() {
   return dev;
 }
 
+bool has_clusters(int dev) {  // thread-block clusters: compute capability 9.0 and later
+  int major = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  return major >= 9;
+}
+
 int64_t smem_optin_of(int dev) {
   int v = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
@@ -698,6 +887,26 @@ void fwd_warp(const T* x, T* y, int64_t rows, int cols, cudaStream_t st) {
   }
 }
 
+template <typename T, int NV, int WPR, int K>
+void fwd_regs(const T* x, T* y, int64_t rows, int cols, cudaStream_t st) {
+  constexpr int kWarps = regs_block_warps<WPR>();
+  const int64_t blocks = ceil_div(rows, kWarps / WPR) * K;
+  if (blocks > INT_MAX) throw std::invalid_argument("softmax: too many rows for one launch");
+  auto kernel = softmax_fwd_regs<T, NV, WPR, K>;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(static_cast<unsigned>(blocks));
+  cfg.blockDim = dim3(kWarp * kWarps);
+  cfg.stream = st;
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = K;
+  attr.val.clusterDim.y = 1;
+  attr.val.clusterDim.z = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, x, y, rows, cols));
+}
+
 template <typename T, int VEC, int NV>
 void bwd_warp(const T* y, const T* dy, T* dx, int64_t rows, int cols, cudaStream_t st) {
   if constexpr (NV * VEC <= kMaxWarpCols / kWarp) {
@@ -723,6 +932,31 @@ void with_packs_per_lane(int nv, F&& f) {
   }
 }
 
+// Calls f(row_warps, cluster) (integral constants) for the kBlockRegs shapes softmax_plan makes:
+// 2..32 warps of one block per row, or 32 warps in each of the 2, 4 or 8 blocks of a cluster.
+template <typename F>
+void with_regs_shape(int row_warps, int cluster, F&& f) {
+  using W32 = std::integral_constant<int, 32>;
+  using K1 = std::integral_constant<int, 1>;
+  if (cluster == 1) {
+    switch (row_warps) {
+      case 2: return f(std::integral_constant<int, 2>{}, K1{});
+      case 4: return f(std::integral_constant<int, 4>{}, K1{});
+      case 8: return f(std::integral_constant<int, 8>{}, K1{});
+      case 16: return f(std::integral_constant<int, 16>{}, K1{});
+      case 32: return f(W32{}, K1{});
+    }
+  } else if (row_warps == 32) {
+    switch (cluster) {
+      case 2: return f(W32{}, std::integral_constant<int, 2>{});
+      case 4: return f(W32{}, std::integral_constant<int, 4>{});
+      case 8: return f(W32{}, std::integral_constant<int, 8>{});
+    }
+  }
+  throw std::logic_error("softmax: unexpected register-path shape " + std::to_string(row_warps) +
+                         " warps x " + std::to_string(cluster) + " blocks");
+}
+
 template <typename T, int VEC>
 void forward_vec(const T* x, T* y, int64_t rows, int cols, const SoftmaxPlan& plan,
                  cudaStream_t st) {
@@ -733,7 +967,31 @@ void forward_vec(const T* x, T* y, int64_t rows, int cols, const SoftmaxPlan& pl
         fwd_warp<T, VEC, decltype(nv)::value>(x, y, rows, cols, st);
       });
       return;
-    case SoftmaxPath::kBlockVec:
+    case SoftmaxPath::kBlockRegs:
+      if constexpr (VEC * sizeof(T) == 16) {
+        with_regs_shape(plan.row_warps, plan.cluster, [&](auto w, auto k) {
+          constexpr int W = decltype(w)::value, K = decltype(k)::value;
+          // Only the shapes the plan makes: fp32 any; bf16 one block, 32 values per thread up to
+          // 8 warps (<= 8,192 columns), 64 values in 8 or 16 warps.
+          if constexpr (std::is_same_v<T, float>) {
+            if (plan.values == kRegsValues)
+              return fwd_regs<T, kRegsValues / VEC, W, K>(x, y, rows, cols, st);
+          } else if constexpr (K == 1) {
+            if constexpr (W <= 8)
+              if (plan.values == kRegsValues)
+                return fwd_regs<T, kRegsValues / VEC, W, 1>(x, y, rows, cols, st);
+            if constexpr (W >= 8 && W <= kRegsMaxWarpsBf16)
+              if (plan.values == 2 * kRegsValues)
+                return fwd_regs<T, 2 * kRegsValues / VEC, W, 1>(x, y, rows, cols, st);
+          }
+          throw std::logic_error("softmax: unexpected register-path plan: " +
+                                 std::to_string(plan.values) + " values per thread, " +
+                                 std::to_string(W) + " warps x " + std::to_string(K) + " blocks");
+        });
+        return;
+      }
+      throw std::logic_error("softmax: register block path needs 16-byte packs");
+    case SoftmaxPath::kBlockVec:  // bf16 > 32,768 columns; fp32 > 32,768 without clusters
       if constexpr (VEC * sizeof(T) == 16) {
         auto kernel = softmax_fwd_staged<T>;
         const int64_t blocks =
@@ -766,6 +1024,8 @@ void backward_vec(const T* y, const T* dy, T* dx, int64_t rows, int cols, const 
         bwd_warp<T, VEC, decltype(nv)::value>(y, dy, dx, rows, cols, st);
       });
       return;
+    case SoftmaxPath::kBlockRegs:
+      throw std::logic_error("softmax: the register block path is forward only");
     case SoftmaxPath::kBlockVec:
       if constexpr (VEC * sizeof(T) == 16) {
         auto kernel = softmax_bwd_staged<T>;
@@ -793,8 +1053,9 @@ void backward_vec(const T* y, const T* dy, T* dx, int64_t rows, int cols, const 
 template <typename T>
 void forward_typed(const void* x, void* y, int64_t rows, int64_t cols, cudaStream_t st) {
   const SoftmaxDtype dt = sizeof(T) == 4 ? SoftmaxDtype::kFloat32 : SoftmaxDtype::kBFloat16;
+  const int dev = current_device();
   const SoftmaxPlan plan = softmax_plan(cols, dt, /*backward=*/false, aligned16(x) && aligned16(y),
-                                        smem_optin_of(current_device()));
+                                        smem_optin_of(dev), has_clusters(dev));
   const auto* xt = static_cast<const T*>(x);
   auto* yt = static_cast<T*>(y);
   const int c = static_cast<int>(cols);
@@ -824,13 +1085,29 @@ void backward_typed(const void* y, const void* dy, void* dx, int64_t rows, int64
 }  // namespace
 
 SoftmaxPlan softmax_plan(int64_t cols, SoftmaxDtype dtype, bool backward, bool aligned,
-                         int64_t smem_optin) {
+                         int64_t smem_optin, bool clusters) {
   const int64_t elem = dtype == SoftmaxDtype::kFloat32 ? 4 : 2;
   const int vec16 = static_cast<int>(16 / elem);
   const int vec = (aligned && cols % vec16 == 0) ? vec16 : 1;
   if (cols <= kMaxWarpCols)
     return {vec > 1 ? SoftmaxPath::kWarpVec : SoftmaxPath::kWarpScalar, vec,
             kWarp * kWarpRowsPerBlock, 0};
+  if (!backward && vec > 1) {
+    // The row in registers: the fewest warps (a power of two) whose threads hold it at `values`
+    // each, one block of up to 32 warps, or (fp32) a cluster of such blocks. bf16 stops at 16
+    // warps of 64 values (32,768 columns): with 32 warps (one block per SM) or clusters the bf16
+    // rows measured 64-87% of copy bandwidth, below the staged path (H200, 2026-11-22: 50,304
+    // columns 83.6% vs 88.9%, 65,536 87.0% vs 85.8-87.2%).
+    const bool bf16 = dtype == SoftmaxDtype::kBFloat16;
+    const int values = bf16 && cols > kRegsLongBf16 ? 2 * kRegsValues : kRegsValues;
+    int64_t warps = 1;
+    while (warps * kWarp * values < cols) warps *= 2;
+    const int row_warps = static_cast<int>(std::min<int64_t>(warps, kMaxBlockThreads / kWarp));
+    const int64_t cluster = warps / row_warps;
+    if (bf16 ? warps <= kRegsMaxWarpsBf16 : cluster <= (clusters ? kMaxCluster : 1))
+      return {SoftmaxPath::kBlockRegs, vec, kWarp * std::max(row_warps, kWarpRowsPerBlock), 0,
+              static_cast<int>(cluster), row_warps, values};
+  }
   const int64_t packs = cols / vec;
   const int64_t rows_staged = backward ? 2 : 1;  // y and dy, or x
   const int64_t pack_bytes = vec * elem;

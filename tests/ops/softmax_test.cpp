@@ -163,33 +163,80 @@ TEST(SoftmaxPlan, PathsBySize) {
   EXPECT_EQ(plan(1, SoftmaxDtype::kBFloat16).path, P::kWarpScalar);
   EXPECT_EQ(plan(1024, SoftmaxDtype::kFloat32, false, /*aligned=*/false).path, P::kWarpScalar);
   EXPECT_EQ(plan(1028, SoftmaxDtype::kBFloat16).path, P::kBlockScalar);  // 1028 % 8 != 0
-  EXPECT_EQ(plan(1028, SoftmaxDtype::kFloat32).path, P::kBlockVec);
-  // Vocabulary rows: 50,304 fp32 = 196.5 KiB staged in shared memory; bf16 half that.
+  // Forward rows of > 1024 columns in 16-byte packs: the row in registers, 32 values per thread,
+  // the fewest warps (a power of two) that hold it; 2-warp rows share a 4-warp block.
+  auto r1028 = plan(1028, SoftmaxDtype::kFloat32);
+  EXPECT_EQ(r1028.path, P::kBlockRegs);
+  EXPECT_EQ(r1028.row_warps, 2);
+  EXPECT_EQ(r1028.threads, 128);
+  EXPECT_EQ(r1028.cluster, 1);
+  EXPECT_EQ(r1028.values, 32);
+  EXPECT_EQ(r1028.smem_bytes, 0);
+  EXPECT_EQ(plan(2048, SoftmaxDtype::kBFloat16).row_warps, 2);
+  EXPECT_EQ(plan(2056, SoftmaxDtype::kBFloat16).row_warps, 4);
+  EXPECT_EQ(plan(8192, SoftmaxDtype::kBFloat16).values, 32);
+  EXPECT_EQ(plan(8192, SoftmaxDtype::kBFloat16).threads, 256);
+  EXPECT_EQ(plan(16384, SoftmaxDtype::kFloat32).threads, 512);
+  EXPECT_EQ(plan(32768, SoftmaxDtype::kFloat32).threads, 1024);
+  EXPECT_EQ(plan(32768, SoftmaxDtype::kFloat32).cluster, 1);
+  // Longer bf16 rows: 64 values per thread (the exponentials recomputed), 8 or 16 warps.
+  auto r16k = plan(16384, SoftmaxDtype::kBFloat16);
+  EXPECT_EQ(r16k.path, P::kBlockRegs);
+  EXPECT_EQ(r16k.values, 64);
+  EXPECT_EQ(r16k.row_warps, 8);
+  EXPECT_EQ(r16k.threads, 256);
+  EXPECT_EQ(plan(8200, SoftmaxDtype::kBFloat16).row_warps, 8);
+  auto r32k = plan(32768, SoftmaxDtype::kBFloat16);
+  EXPECT_EQ(r32k.path, P::kBlockRegs);
+  EXPECT_EQ(r32k.values, 64);
+  EXPECT_EQ(r32k.row_warps, 16);
+  EXPECT_EQ(r32k.threads, 512);
+  // Longer bf16 rows are staged in shared memory (kBlockVec) up to 115,712 columns: vocabulary
+  // rows (100.6 KB) in blocks of 512 threads, two per SM.
+  EXPECT_EQ(plan(32776, SoftmaxDtype::kBFloat16).path, P::kBlockVec);
+  auto vb = plan(50304, SoftmaxDtype::kBFloat16);
+  EXPECT_EQ(vb.path, P::kBlockVec);
+  EXPECT_EQ(vb.smem_bytes, 50304 * 2);
+  EXPECT_EQ(vb.threads, 512);
+  EXPECT_EQ(plan(65536, SoftmaxDtype::kBFloat16).path, P::kBlockVec);
+  EXPECT_EQ(plan(115712, SoftmaxDtype::kBFloat16).path, P::kBlockVec);
+  EXPECT_EQ(plan(115720, SoftmaxDtype::kBFloat16).path, P::kBlockPartial);
+  // fp32 vocabulary rows: a cluster of two blocks of 32 warps.
   auto v32 = plan(50304, SoftmaxDtype::kFloat32);
-  EXPECT_EQ(v32.path, P::kBlockVec);
-  EXPECT_EQ(v32.smem_bytes, 50304 * 4);
+  EXPECT_EQ(v32.path, P::kBlockRegs);
+  EXPECT_EQ(v32.row_warps, 32);
   EXPECT_EQ(v32.threads, 1024);
-  EXPECT_EQ(plan(50304, SoftmaxDtype::kBFloat16).smem_bytes, 50304 * 2);
-  EXPECT_EQ(plan(50304, SoftmaxDtype::kBFloat16).threads, 512);  // two rows per SM
-  // Backward stages y and dy: bf16 fits (196.5 KiB), fp32 (393 KiB) is read twice.
-  EXPECT_EQ(plan(50304, SoftmaxDtype::kBFloat16, true).path, P::kBlockVec);
-  // fp32 backward (393 KiB of y and dy) and 65,536 fp32 columns (256 KiB) stage what fits.
+  EXPECT_EQ(v32.cluster, 2);
+  EXPECT_EQ(plan(65536, SoftmaxDtype::kFloat32).cluster, 2);
+  // Without thread-block clusters (before sm_90) such rows are staged where they fit.
+  EXPECT_EQ(softmax_plan(50304, SoftmaxDtype::kFloat32, false, true, kH100SmemOptin, false).path,
+            P::kBlockVec);
+  EXPECT_EQ(softmax_plan(32768, SoftmaxDtype::kFloat32, false, true, kH100SmemOptin, false).path,
+            P::kBlockRegs);
+  // The fp32 register path's limit: clusters of at most 8 blocks of 1024 threads.
+  EXPECT_EQ(plan(262144, SoftmaxDtype::kFloat32).cluster, 8);
+  EXPECT_EQ(plan(262148, SoftmaxDtype::kFloat32).path, P::kBlockPartial);
+  // Unaligned or odd widths keep the block kernels; 65,536 fp32 (256 KiB) stages what fits.
+  EXPECT_EQ(plan(65536, SoftmaxDtype::kFloat32, false, false).path, P::kBlockPartial);
+  EXPECT_EQ(plan(65536, SoftmaxDtype::kFloat32, false, false).smem_bytes % 4, 0);
+  EXPECT_EQ(plan(4100, SoftmaxDtype::kBFloat16).path, P::kBlockScalar);  // 4100 % 8 != 0
+  // Backward stages y and dy: bf16 vocabulary rows fit (196.5 KiB), fp32 (393 KiB) is read twice.
+  auto b16 = plan(50304, SoftmaxDtype::kBFloat16, true);
+  EXPECT_EQ(b16.path, P::kBlockVec);
+  EXPECT_EQ(b16.smem_bytes, 2 * 50304 * 2);
+  EXPECT_EQ(b16.threads, 1024);
+  EXPECT_EQ(plan(1028, SoftmaxDtype::kFloat32, true).path, P::kBlockVec);
   auto b32 = plan(50304, SoftmaxDtype::kFloat32, true);
   EXPECT_EQ(b32.path, P::kBlockPartial);
   EXPECT_LE(b32.smem_bytes + 1024, kH100SmemOptin);
   EXPECT_GT(b32.smem_bytes, kH100SmemOptin - 1024 - 2 * 16);
   EXPECT_EQ(b32.smem_bytes % 32, 0);  // whole packs of y and of dy
-  EXPECT_EQ(plan(65536, SoftmaxDtype::kFloat32).path, P::kBlockPartial);
-  EXPECT_EQ(plan(65536, SoftmaxDtype::kFloat32, false, false).smem_bytes % 4, 0);
-  EXPECT_EQ(plan(65536, SoftmaxDtype::kBFloat16).path, P::kBlockVec);
-  // Block sizes aim at about 8 packs per thread, 128..1024 threads.
-  EXPECT_EQ(plan(2048, SoftmaxDtype::kFloat32).threads, 128);
-  EXPECT_EQ(plan(16384, SoftmaxDtype::kFloat32).threads, 512);
-  // The single-read (staged) limits: the row plus the 1 KiB reserve within the opt-in.
-  EXPECT_EQ(plan(57856, SoftmaxDtype::kFloat32).path, P::kBlockVec);
-  EXPECT_EQ(plan(57860, SoftmaxDtype::kFloat32).path, P::kBlockPartial);
-  EXPECT_EQ(plan(115712, SoftmaxDtype::kBFloat16).path, P::kBlockVec);
-  EXPECT_EQ(plan(115720, SoftmaxDtype::kBFloat16).path, P::kBlockPartial);
+  // Backward block sizes aim at about 8 packs per thread, 128..1024 threads.
+  EXPECT_EQ(plan(2048, SoftmaxDtype::kFloat32, true).threads, 128);
+  EXPECT_EQ(plan(16384, SoftmaxDtype::kFloat32, true).threads, 512);
+  // The single-read (staged) backward limits: y and dy plus the 1 KiB reserve within the opt-in.
+  EXPECT_EQ(plan(28928, SoftmaxDtype::kFloat32, true).path, P::kBlockVec);
+  EXPECT_EQ(plan(28932, SoftmaxDtype::kFloat32, true).path, P::kBlockPartial);
   EXPECT_EQ(plan(57856, SoftmaxDtype::kBFloat16, true).path, P::kBlockVec);
   EXPECT_EQ(plan(57864, SoftmaxDtype::kBFloat16, true).path, P::kBlockPartial);
   // The staged path's smem is the whole row (y and dy backward), so the kernel can index it.
@@ -212,22 +259,28 @@ double kernel_rtol(at::ScalarType dtype) { return dtype == at::kFloat ? 2e-5 : 0
 struct GpuSize {
   int64_t rows, cols;
 };
-// The odd sizes (1, 31, 1023, 50304 columns) and one size per launch path: 1024 (warp,
-// vector), 512 (warp, vector), 1025 (block, scalar), 4096
-// (block, staged), 50303 (block, scalar, long), 57856 (fp32 forward's staged limit; bf16
-// backward's), 57860 (just past it: fp32 reads part of the row twice), 65536 (fp32 partial,
-// bf16 staged), 115712 (bf16 forward's staged limit), 131072 (bf16 partial too), 12288 (fp32
-// forward and bf16 backward stage exactly 48 KiB: over the no-opt-in limit with the kernels'
-// static shared memory, so the launcher must raise the kernel's limit).
+// The odd sizes (1, 31, 1023, 50304 columns) and one size per launch path: 1024 and 512
+// (warp, vector), 1025 and 50303 (block, scalar); forward in registers: 2048 (two rows per
+// block; 5 rows leave the last block half empty), 2056 (ragged lanes), 4096, 20000 (bf16 64
+// values per thread), fp32 50304 (cluster of 2), 115712 and 131072 (clusters of 4), 262144
+// (cluster of 8, the fp32 register path's limit), 524296 (past it: partial); forward bf16
+// staged: 50304, 65536, 115712 (the staged limit), 131072 and 524296 (partial); backward: 4096
+// (staged), 57856 (bf16 backward's staged limit), 57860 (fp32 past it: read twice), 65536 and
+// 131072 (partial), 12288 (bf16 backward stages exactly 48 KiB: over the no-opt-in limit with
+// the kernel's static shared memory, so the launcher must raise the kernel's limit).
 const std::vector<GpuSize> kGpuSizes = {
-    {37, 1},    {67, 31},    {33, 1023},  {9, 50304},  {45, 1024}, {7, 1025},
-    {11, 4096}, {5, 50303},  {3, 65536},  {2, 131072}, {1000, 128}, {1, 1},
-    {19, 512},  {3, 57856},  {3, 57860},  {2, 115712}, {3, 12288}};
+    {37, 1},     {67, 31},    {33, 1023},   {9, 50304},  {45, 1024},  {7, 1025},
+    {11, 4096},  {5, 50303},  {3, 65536},   {2, 131072}, {1000, 128}, {1, 1},
+    {19, 512},   {3, 57856},  {3, 57860},   {2, 115712}, {3, 12288},  {5, 2048},
+    {3, 2056},   {3, 20000},  {2, 262144},  {1, 524296}};
 
-// Many rows: more than the staged block path's persistent grids have blocks (4096: ≤ ~1,700
-// blocks; 50304: 132–264), so every block walks several rows and prefetches the next; the warp
-// path (bf16 1024, fp32 512) over 5,003 blocks. Row counts are not multiples of any grid.
-const std::vector<GpuSize> kManyRows = {{20011, 1024}, {20011, 512}, {5003, 4096}, {601, 50304}};
+// Many rows: backward, more than the staged block path's persistent grids have blocks (4096:
+// ≤ ~1,700 blocks; bf16 50304: 132–264, forward too), so every block walks several rows and
+// prefetches the next; the warp path (bf16 1024, fp32 512) over 5,003 blocks; forward in
+// registers over thousands of blocks (2048: two rows per block, an odd count) and clusters (fp32
+// 50304). Row counts are not multiples of any grid.
+const std::vector<GpuSize> kManyRows = {
+    {20011, 1024}, {20011, 512}, {5003, 4096}, {601, 50304}, {2003, 2048}};
 
 TEST(SoftmaxFusedGpu, ForwardMatchesFloat64) {
   if (!have_gpu()) GTEST_SKIP() << "needs a CUDA GPU and a build with CUDA kernels";
@@ -303,13 +356,14 @@ TEST(SoftmaxFusedGpu, MisalignedInputs) {
 
 // Non-finite inputs as torch::softmax handles them: a row of -inf is NaN, -inf entries of a
 // finite row are 0, large values are shifted by the row maximum (no overflow), and a +inf or
-// NaN anywhere makes the row NaN. One row layout per launch path (31 warp scalar, 512 and 1024
-// warp vector, 4096 and 50304 staged, 4099 block scalar, 65536 staged in bf16 and partial in
-// fp32, 131072 partial).
+// NaN anywhere makes the row NaN. One row layout per forward launch path (31 warp scalar, 512
+// and 1024 warp vector, 4099 block scalar; in registers: 2048 two rows per block, 4096 one
+// block, 32768 bf16 64 values per thread, fp32 50304 / 65536 cluster of 2, 131072 of 4; bf16
+// 50304 and 65536 staged; 131072 bf16 and 524296 partial).
 TEST(SoftmaxFusedGpu, NonFiniteRows) {
   if (!have_gpu()) GTEST_SKIP() << "needs a CUDA GPU and a build with CUDA kernels";
   for (auto dtype : {at::kFloat, at::kBFloat16}) {
-    for (int64_t cols : {31, 512, 1024, 4096, 4099, 50304, 65536, 131072}) {
+    for (int64_t cols : {31, 512, 1024, 2048, 4096, 4099, 32768, 50304, 65536, 131072, 524296}) {
       auto x = random_rows(7, cols, 400 + cols, at::kFloat, at::kCPU);
       x[0].fill_(-kInf);
       x[1].slice(0, 0, (cols + 1) / 2).fill_(-kInf);
@@ -345,19 +399,20 @@ int failed_parts() {
 // The forward against float64 over the shapes of every remaining kernel: the warp path at
 // 1024/512 columns (20,011 rows: partial last blocks), fp32 rows of <= 64 columns in 16-byte
 // packs (two rows per warp; odd row counts leave a warp with one row), short and odd widths
-// (8..248, 1023), the staged path at a few, many and 601 vocabulary rows, 115,712 bf16 (staged
-// limit), 65,536 (fp32 partial), and 12,288 (fp32 rows of exactly 48 KiB: static + dynamic
-// shared memory past the no-opt-in limit). Rows with -inf, +inf and NaN where there are >= 6
-// rows. Output buffers start as NaN, so a row left unwritten fails. Each case is traced by
-// dtype and shape; a launch error fails that case and the sweep goes on; the last failure lists
-// every failing case on one line.
+// (8..248, 1023), the register path at 2048 (two rows per block, 1,001 rows), 4096, 12,288,
+// 32,768 (bf16 64 values per thread), a few, many and 601 vocabulary rows (fp32: clusters; bf16:
+// staged), 65,536 and 115,712 (bf16 staged limit), and 524,296 (partial). Rows with -inf,
+// +inf and NaN where there are >= 6 rows. Output buffers start as NaN, so a row left unwritten
+// fails. Each case is traced by dtype and shape; a launch error fails that case and the sweep
+// goes on; the last failure lists every failing case on one line.
 TEST(SoftmaxFusedGpu, ForwardShapesMatchFloat64) {
   if (!have_gpu()) GTEST_SKIP() << "needs a CUDA GPU and a build with CUDA kernels";
   const std::vector<GpuSize> sizes = {
       {45, 1024},  {20011, 1024}, {19, 512},   {20011, 512}, {3, 256},   {333, 8},
       {333, 16},   {1001, 24},    {1001, 32},  {257, 40},    {1001, 64}, {4099, 128},
       {77, 248},   {1, 1024},     {11, 4096},  {5003, 4096}, {9, 50304}, {601, 50304},
-      {2, 115712}, {3, 65536},    {7, 1023},   {3, 12288},   {1, 32},    {2, 64}};
+      {2, 115712}, {3, 65536},    {7, 1023},   {3, 12288},   {1, 32},    {2, 64},
+      {1001, 2048}, {77, 32768},  {1, 524296}};
   std::vector<std::string> failed;
   for (auto dtype : {at::kFloat, at::kBFloat16}) {
     for (const auto& s : sizes) {
