@@ -144,9 +144,7 @@ GPTBENCH_FAMILY(attention) {
   }
   std::set<int64_t> heads;
   for (const auto& m : o.models) heads.insert(model_config(m).n_head);
-  std::vector<std::string> dtypes;
-  for (const auto& d : o.dtypes)
-    if (d == "fp32" || d == "bf16") dtypes.push_back(d);
+  const auto dtypes = o.dtypes_among({"fp32", "bf16"});
 
   for (int64_t h : heads)
     for (const auto& dtype : dtypes)

@@ -331,9 +331,7 @@ Case make_backward_case(const Setup& s, const std::string& precision, bool backw
 
 GPTBENCH_FAMILY(backward) {
   const Options& o = global_options();
-  std::vector<std::string> precisions;
-  for (const auto& d : o.dtypes)
-    if (d == "fp32" || d == "tf32" || d == "bf16") precisions.push_back(d);
+  const auto precisions = o.dtypes_among({"fp32", "tf32", "bf16"});
   const std::vector<int64_t> contexts = o.on_cuda() ? std::vector<int64_t>{128, 256, 512, 1024}
                                                     : std::vector<int64_t>{32, 64};
   for (const auto& model : o.models) {

@@ -27,10 +27,7 @@ GPTBENCH_FAMILY(checkpointing) {
   const Options& o = global_options();
   std::string prec = "fp32";
   if (o.on_cuda()) {
-    std::vector<std::string> sel;
-    for (const auto& d : o.dtypes)
-      if (std::find(precision_names().begin(), precision_names().end(), d) != precision_names().end())
-        sel.push_back(d);
+    const auto sel = o.dtypes_among(precision_names());
     if (sel.empty()) return;
     prec = std::find(sel.begin(), sel.end(), "bf16") != sel.end() ? "bf16" : sel[0];
   }

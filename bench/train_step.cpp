@@ -37,10 +37,7 @@ namespace gptbench {
 namespace {
 
 std::vector<std::string> selected_precisions(const Options& o) {
-  std::vector<std::string> out;
-  for (const auto& d : o.dtypes)
-    if (std::find(precision_names().begin(), precision_names().end(), d) != precision_names().end())
-      out.push_back(d);
+  auto out = o.dtypes_among(precision_names());
   if (!o.on_cuda()) {  // CPU: fp32 only (TF32 does not exist there; bf16 autocast is slow)
     out.assign(1, "fp32");
   }
