@@ -94,20 +94,40 @@ void Adafactor::step_fused(const std::vector<at::Tensor>& grads) {
   for (const void* q : pointer_key(params_)) key.push_back(q);
   key.push_back(reinterpret_cast<const void*>(static_cast<uintptr_t>(bf16)));
   if (key != table_key_) {
-    // Scratch layout: the stats of every fused tensor, then the row and column sums.
+    // Scratch layout: two stats per fused tensor, the row and column sums, the band counters;
+    // zeroed once here, kept zero by the steps (adafactor_kernels.h).
     std::vector<size_t> fused;
     unfused_.clear();
     for (size_t i = 0; i < params_.size(); ++i)
       (params_[i].dim() > 2 ? unfused_ : fused).push_back(i);
-    size_t floats = 0;
+    // Tile geometry of a matrix: column pieces of ≤ 1,024 (multiples of 4); rows so a tile
+    // holds ~64K elements: each tile ends with one global atomic per column, so taller tiles
+    // mean fewer atomics on the same few column addresses (wte (50257, 768): ~630 tiles, 0.5M
+    // column atomics), while GPT-2 small still has ~2,000 tiles for ~500 resident blocks.
+    struct Geometry {
+      int64_t width, tile_rows, pieces, bands;
+    };
+    auto geometry = [](int64_t rows, int64_t cols) {
+      const int64_t pieces = (cols + kAdafactorMaxTileCols - 1) / kAdafactorMaxTileCols;
+      const int64_t width =
+          std::min<int64_t>(kAdafactorMaxTileCols, ((cols + pieces - 1) / pieces + 3) / 4 * 4);
+      const int64_t tile_rows = std::max<int64_t>(8, kAdafactorTileElems / width / 8 * 8);
+      return Geometry{width, tile_rows, (cols + width - 1) / width,
+                      (rows + tile_rows - 1) / tile_rows};
+    };
+    size_t floats = 0, counters = 0;
     for (size_t i : fused)
-      if (params_[i].dim() == 2) floats += params_[i].size(0) + params_[i].size(1);
-    const size_t stats_bytes = fused.size() * sizeof(AdafactorStats);
-    scratch_ = at::empty({static_cast<int64_t>(stats_bytes + floats * sizeof(float) + 16)},
+      if (params_[i].dim() == 2) {
+        floats += params_[i].size(0) + params_[i].size(1);
+        counters += geometry(params_[i].size(0), params_[i].size(1)).bands;
+      }
+    const size_t stats_bytes = 2 * fused.size() * sizeof(AdafactorStats);
+    scratch_ = at::zeros({static_cast<int64_t>(stats_bytes + (floats + counters) * 4 + 16)},
                          params_[0].options().dtype(at::kByte));
     auto* base = static_cast<unsigned char*>(scratch_.data_ptr());
     auto* stats = reinterpret_cast<AdafactorStats*>(base);
     float* sums = reinterpret_cast<float*>(base + stats_bytes);
+    auto* band_done = reinterpret_cast<uint32_t*>(sums + floats);
 
     std::vector<AdafactorTensor> rows;
     std::vector<AdafactorTile> tiles;
@@ -117,7 +137,7 @@ void Adafactor::step_fused(const std::vector<at::Tensor>& grads) {
       AdafactorTensor t{};
       t.p = p.data_ptr<float>();
       t.g = grads[i].data_ptr();
-      t.stats = stats + k;
+      t.stats = stats + 2 * k;
       t.n = p.numel();
       t.factored = p.dim() == 2;
       const int32_t tidx = static_cast<int32_t>(k);
@@ -131,18 +151,16 @@ void Adafactor::step_fused(const std::vector<at::Tensor>& grads) {
         sums += t.rows + t.cols;
         t.vec = t.cols % 4 == 0 && all_aligned({t.p, t.col}, 16) &&
                 all_aligned({t.g}, bf16 ? 8 : 16);
-        // Column pieces of ≤ 1,024 (multiples of 4); rows so a tile holds ~64K elements: each
-        // tile ends with one global atomic per column, so taller tiles mean fewer atomics on
-        // the same few column addresses (wte (50257, 768): ~630 tiles, 0.5M column atomics),
-        // while GPT-2 small still has ~2,000 tiles for ~500 resident blocks.
-        const int64_t pieces = (t.cols + kAdafactorMaxTileCols - 1) / kAdafactorMaxTileCols;
-        const int64_t width = std::min<int64_t>(
-            kAdafactorMaxTileCols, ((t.cols + pieces - 1) / pieces + 3) / 4 * 4);
-        const int64_t tile_rows = std::max<int64_t>(8, kAdafactorTileElems / width / 8 * 8);
-        for (int64_t r0 = 0; r0 < t.rows; r0 += tile_rows)
-          for (int64_t c0 = 0; c0 < t.cols; c0 += width)
-            tiles.push_back({r0, c0, tidx, static_cast<int32_t>(std::min(tile_rows, t.rows - r0)),
-                             static_cast<int32_t>(std::min(width, t.cols - c0)), 0});
+        const Geometry geo = geometry(t.rows, t.cols);
+        t.band_done = band_done;
+        band_done += geo.bands;
+        t.pieces = static_cast<int32_t>(geo.pieces);
+        t.num_bands = static_cast<int32_t>(geo.bands);
+        for (int64_t r0 = 0; r0 < t.rows; r0 += geo.tile_rows)
+          for (int64_t c0 = 0; c0 < t.cols; c0 += geo.width)
+            tiles.push_back({r0, c0, tidx, static_cast<int32_t>(std::min(geo.tile_rows, t.rows - r0)),
+                             static_cast<int32_t>(std::min(geo.width, t.cols - c0)),
+                             static_cast<int32_t>(r0 / geo.tile_rows)});
       } else {
         t.rows = 1;
         t.cols = t.n;
@@ -168,12 +186,12 @@ void Adafactor::step_fused(const std::vector<at::Tensor>& grads) {
   s.d = static_cast<float>(opt_.d);
   s.decay = static_cast<float>(1 - opt_.lr * opt_.weight_decay);
   s.scale_parameter = opt_.scale_parameter ? 1 : 0;
+  s.parity = static_cast<int32_t>(step_ & 1);
   const int64_t num_tensors = static_cast<int64_t>(params_.size() - unfused_.size());
   if (num_tensors > 0)
     adafactor_step_cuda(reinterpret_cast<const AdafactorTensor*>(table_.data_ptr()), num_tensors,
                         reinterpret_cast<const AdafactorTile*>(tiles_.data_ptr()), num_tiles_,
-                        bf16 ? GradType::kBF16 : GradType::kF32, s, scratch_.data_ptr(),
-                        static_cast<size_t>(scratch_.numel()),
+                        bf16 ? GradType::kBF16 : GradType::kF32, s,
                         at::cuda::getCurrentCUDAStream().stream());
   for (size_t i : unfused_) reference_one(i, grads[i]);
 #else

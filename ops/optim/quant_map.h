@@ -9,6 +9,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 namespace gptbench {
 namespace optim {
@@ -36,7 +37,8 @@ uint8_t quantize_nearest(const QuantMap& map, float x);
 // bucket b). The table is only built when every bucket holds at most one midpoint (checked,
 // else it throws), so for x in bucket b: count(mid < x) = lo + (mid[lo] < x) — the same strict
 // fp32 comparisons as the search, hence bit-identical codes for every x (NaN: the search gives
-// 0; the kernel first maps NaN to −4, which also gives 0).
+// 0; quantize_bucketed first maps NaN to −4, which also gives 0). The kernel uses the two
+// quantize_unit_* forms below, this count on the domain of x / absmax.
 constexpr uint32_t kBucketMinKey = (127 - 23) << 7;  // |x| < 2^-23·(1 + 1/128): one bucket
 constexpr uint32_t kBucketMaxKey = 128 << 7;         // |x| ≥ 2 (and inf): one bucket
 constexpr int kBucketsPerSign = static_cast<int>(kBucketMaxKey - kBucketMinKey) + 1;  // 3073
@@ -74,12 +76,44 @@ GPTBENCH_QUANT_HD float quant_div(float x, float a, float r) {
   return std::fma(e, r, q0);
 #endif
 }
+// The kernel's two quantisers, for values already divided by their block's absmax: |x| ≤ 1
+// (x / absmax with |x| ≤ absmax, by quant_div or IEEE division, never leaves [-1, 1]) and x ≥ 0
+// for the unsigned map; NaN allowed. On that domain the bucketed count needs no upper clamp
+// (|x| ≤ 1 < 2) and the unsigned one only the positive half of its table (lo[0, kBucketsPerSign));
+// NaN goes to −1 (signed) or 0 (unsigned), both code 0, as the search gives NaN. `lo`: the
+// bucket table (signed_buckets() / unsigned_buckets()); equal to quantize_nearest on the domain
+// (host test `UnitQuantisersEqualNearestSearchOnTheirDomain`).
+GPTBENCH_QUANT_HD uint32_t quant_float_bits(float x) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(x);
+#else
+  uint32_t b;
+  std::memcpy(&b, &x, sizeof b);
+  return b;
+#endif
+}
+GPTBENCH_QUANT_HD int quantize_unit_signed(const float* mid, const uint8_t* lo, float x) {
+  x = fmaxf(x, -1.f);
+  const uint32_t bits = quant_float_bits(x);
+  uint32_t key = (bits >> 16) & 0x7fffu;
+  key = key < kBucketMinKey ? kBucketMinKey : key;
+  const int l = lo[(bits >> 31) * static_cast<uint32_t>(kBucketsPerSign) + (key - kBucketMinKey)];
+  return l + (mid[l] < x ? 1 : 0);
+}
+GPTBENCH_QUANT_HD int quantize_unit_unsigned(const float* mid, const uint8_t* lo, float x) {
+  x = fmaxf(x, 0.f);
+  uint32_t key = (quant_float_bits(x) >> 16) & 0x7fffu;  // the mask: −0 → bucket of +0
+  key = key < kBucketMinKey ? kBucketMinKey : key;
+  const int l = lo[key - kBucketMinKey];
+  return l + (mid[l] < x ? 1 : 0);
+}
 #undef GPTBENCH_QUANT_HD
 
 using QuantBuckets = std::array<uint8_t, kBuckets>;
 const QuantBuckets& signed_buckets();
 const QuantBuckets& unsigned_buckets();
-// The bucketed count on the host (the kernel's formula); equals quantize_nearest for every x.
+// The bucketed count for any float (the table's specification; the kernel's quantize_unit_*
+// are this count on [-1, 1]); equals quantize_nearest for every x.
 uint8_t quantize_bucketed(const QuantMap& map, const QuantBuckets& lo, float x);
 
 }  // namespace optim

@@ -108,23 +108,40 @@ TEST(OptimAdam8bit, QuantisationErrorBoundedPerBlock) {
   EXPECT_EQ(dequantize_blockwise(codes, absmax, true).abs().max().item<float>(), 0.f);
 }
 
-// The kernel's quantiser (a bucket table on the float's top 16 bits, then one midpoint
-// comparison: quant_map.h) must give the code of the reference's nearest-code search for every
-// float, not only for typical ones. The two can only differ near a midpoint or a bucket edge, so
-// every midpoint and every bucket edge is checked ±4 ulps, plus an evenly strided sweep over all
-// 2^32 bit patterns, a million uniform values in [-1, 1] and the special values. (An exhaustive
-// sweep with stride 7 — 613M floats per map — also agreed; too slow for the suite.)
+float float_from_bits(uint32_t b) {
+  float f;
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+
+// Where a bucketed quantiser can part from the nearest-code search: every midpoint of `map` and
+// every bucket edge (both signs), each ±4 ulps.
+template <typename Check>
+void check_midpoints_and_bucket_edges(const QuantMap& map, Check&& check) {
+  const auto around = [&](float x) {
+    float a = x, b = x;
+    check(x);
+    for (int k = 0; k < 4; ++k) {
+      a = std::nextafter(a, -std::numeric_limits<float>::infinity());
+      b = std::nextafter(b, std::numeric_limits<float>::infinity());
+      check(a);
+      check(b);
+    }
+  };
+  for (int k = 0; k < 255; ++k) around(map.mid[static_cast<size_t>(k)]);
+  for (uint32_t key = optim::kBucketMinKey; key <= optim::kBucketMaxKey; ++key) {
+    around(float_from_bits(key << 16));
+    around(-float_from_bits(key << 16));
+  }
+}
+
+// The bucket quantiser (a table on the float's top 16 bits, then one midpoint comparison:
+// quant_map.h) must give the code of the reference's nearest-code search for every float, not
+// only for typical ones. The two can only differ near a midpoint or a bucket edge, so every
+// midpoint and every bucket edge is checked ±4 ulps, plus an evenly strided sweep over all 2^32
+// bit patterns, a million uniform values in [-1, 1] and the special values. (An exhaustive sweep
+// with stride 7 — 613M floats per map — also agreed; too slow for the suite.)
 TEST(OptimAdam8bit, BucketedQuantiserEqualsNearestSearchForEveryFloat) {
-  const auto bits_of = [](float f) {
-    uint32_t b;
-    std::memcpy(&b, &f, 4);
-    return b;
-  };
-  const auto from_bits = [](uint32_t b) {
-    float f;
-    std::memcpy(&f, &b, 4);
-    return f;
-  };
   for (bool is_signed : {true, false}) {
     const QuantMap& map = is_signed ? optim::signed_dynamic_map() : optim::unsigned_dynamic_map();
     const auto& lo = is_signed ? optim::signed_buckets() : optim::unsigned_buckets();
@@ -132,26 +149,13 @@ TEST(OptimAdam8bit, BucketedQuantiserEqualsNearestSearchForEveryFloat) {
     const auto check = [&](float x) {
       ++checked;
       if (optim::quantize_bucketed(map, lo, x) != optim::quantize_nearest(map, x)) {
-        if (bad < 5) ADD_FAILURE() << "x = " << x << " (bits " << std::hex << bits_of(x) << ")";
+        if (bad < 5) ADD_FAILURE() << "x = " << x;
         ++bad;
       }
     };
-    const auto around = [&](float x) {
-      float a = x, b = x;
-      check(x);
-      for (int k = 0; k < 4; ++k) {
-        a = std::nextafter(a, -std::numeric_limits<float>::infinity());
-        b = std::nextafter(b, std::numeric_limits<float>::infinity());
-        check(a);
-        check(b);
-      }
-    };
-    for (int k = 0; k < 255; ++k) around(map.mid[static_cast<size_t>(k)]);
-    for (uint32_t key = optim::kBucketMinKey; key <= optim::kBucketMaxKey; ++key) {
-      around(from_bits(key << 16));
-      around(-from_bits(key << 16));
-    }
-    for (uint64_t b = 0; b < (1ull << 32); b += 4099) check(from_bits(static_cast<uint32_t>(b)));
+    check_midpoints_and_bucket_edges(map, check);
+    for (uint64_t b = 0; b < (1ull << 32); b += 4099)
+      check(float_from_bits(static_cast<uint32_t>(b)));
     std::mt19937 rng(5);
     std::uniform_real_distribution<float> uni(-1.f, 1.f);
     for (int i = 0; i < 1000000; ++i) check(uni(rng));
@@ -160,6 +164,40 @@ TEST(OptimAdam8bit, BucketedQuantiserEqualsNearestSearchForEveryFloat) {
                     std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::denorm_min(),
                     -std::numeric_limits<float>::denorm_min(), std::numeric_limits<float>::min()})
       check(x);
+    EXPECT_EQ(bad, 0) << "of " << checked << (is_signed ? " (signed map)" : " (unsigned map)");
+  }
+}
+
+// The kernel's quantisers take values already divided by the block's absmax and drop the clamps
+// that domain makes unnecessary (quantize_unit_signed for |x| ≤ 1, quantize_unit_unsigned for
+// 0 ≤ x ≤ 1, the latter reading only the positive half of its table; NaN allowed): on that
+// domain they must give the nearest-code search's code too. Checked at every midpoint and every
+// bucket edge ±4 ulps, a strided sweep of the domain's bit patterns, and the special values.
+TEST(OptimAdam8bit, UnitQuantisersEqualNearestSearchOnTheirDomain) {
+  for (bool is_signed : {true, false}) {
+    const QuantMap& map = is_signed ? optim::signed_dynamic_map() : optim::unsigned_dynamic_map();
+    const auto& lo = is_signed ? optim::signed_buckets() : optim::unsigned_buckets();
+    int64_t checked = 0, bad = 0;
+    const auto check = [&](float x) {
+      if (!(std::fabs(x) <= 1.f) && !std::isnan(x)) return;  // outside the domain
+      if (!is_signed && x < 0.f) return;
+      ++checked;
+      const int got = is_signed ? optim::quantize_unit_signed(map.mid.data(), lo.data(), x)
+                                : optim::quantize_unit_unsigned(map.mid.data(), lo.data(), x);
+      if (got != optim::quantize_nearest(map, x)) {
+        if (bad < 5) ADD_FAILURE() << "x = " << x << (is_signed ? " (signed)" : " (unsigned)");
+        ++bad;
+      }
+    };
+    check_midpoints_and_bucket_edges(map, check);
+    for (uint32_t b = 0; b <= 0x3f800000u; b += 211) {
+      check(float_from_bits(b));
+      check(-float_from_bits(b));
+    }
+    for (float x : {0.f, -0.f, 1.f, -1.f, std::numeric_limits<float>::quiet_NaN(),
+                    std::numeric_limits<float>::denorm_min(), std::numeric_limits<float>::min()})
+      check(x);
+    EXPECT_GT(checked, 4000000);
     EXPECT_EQ(bad, 0) << "of " << checked << (is_signed ? " (signed map)" : " (unsigned map)");
   }
 }
