@@ -2,26 +2,32 @@
 //
 // Three kernels on the caller's stream (after a memset of the fp32 dQ workspace):
 //  1. dot:  D_i = Σ_c dO[i, c] · O[i, c]  (fp32, one row per kD/8 threads, 16-byte loads).
-//  2. main: one thread block per (key tile of kBlockN = 64 keys, batch·head), 4 warps; warp w
-//     owns the 16 keys w·16 .. w·16+15 of the tile and keeps their dK, dV (16 × d fp32 each) in
-//     registers for the whole pass. K and V stay in shared memory; query tiles of kBlockM = 64
-//     rows (32 for d = 128; Q, dO, lse, D) are double-buffered with cp.async. Per query tile each warp computes
-//        Sᵀ  = K_w Qᵀ                      (16 × 64, recomputed; never stored)
+//  2. main: one thread block per (key tile of kBlockN keys, batch·head), 16 keys per warp:
+//     kBlockN = 128 with 8 warps for d = 64, 128; 64 with 4 warps for d <= 32 (flash_tiles.h).
+//     Warp w owns the keys w·16 .. w·16+15 of the tile and keeps their dK, dV (16 × d fp32
+//     each) in registers for the whole pass. K and V stay in shared memory; query tiles of
+//     kBlockM = 64 rows (32 for d = 128; Q, dO, lse, D) are double-buffered with cp.async. Per
+//     query tile each warp computes
+//        Sᵀ  = K_w Qᵀ                      (16 × kBlockM, recomputed; never stored)
 //        Pᵀ  = 2^(Sᵀ·scale·log2e − lse·log2e)  (masked entries 0; P from the saved lse, FA2)
 //        dPᵀ = V_w dOᵀ
 //        dSᵀ = Pᵀ ∘ (dPᵀ − D)
 //        dV_w += Pᵀ dO,  dK_w += dSᵀ Q      (A operands straight from the C fragments)
-//     then writes dSᵀ (16-bit) to shared memory, and after a block barrier each warp computes a
-//     16-row slice of dQ_tile = dS K (64 × d over all 64 keys) and adds it into the fp32 dQ
-//     workspace with atomicAdd (float2, sm_90's vector RED). dQ is thus accumulated by atomics
-//     in fp32, as FlashAttention-2 does, rather than by a separate pass over query tiles.
+//     and writes dSᵀ (16-bit) to one of two shared buffers. dQ_tile = dS K (kBlockM × d over
+//     all kBlockN keys) of that tile is computed one tile later, after the next tile's barrier,
+//     each warp a 16-row slice, and added into the fp32 dQ workspace with atomicAdd (float2,
+//     sm_90's vector RED): one block barrier per query tile. dQ is thus accumulated by atomics in
+//     fp32, as FlashAttention-2 does, rather than by a separate pass over query tiles; 128-key
+//     tiles halve the atomics of 64-key ones.
 //     Causal: key tile n visits only query tiles from the one holding its first key on
-//     (flash_bwd_m_begin); blockIdx.y = n, so the heaviest tiles (n = 0) start first.
+//     (flash_bwd_m_begin). Grid (heads per group, key tiles, groups): the blocks resident at once
+//     work on one group of heads whose Q, dO and dQ workspace fit in L2 (flash_heads_per_group),
+//     key tile 0 (the heaviest under the causal mask) first.
 //  3. convert: dQ = scale · workspace, to 16 bits.
 // dK is multiplied by the softmax scale when written; dV is not scaled.
 //
-// Shared memory per block: (2·64 + 4·kBlockM) rows × (d + 8) × 2 + 64 × (kBlockM + 8) × 2
-// + 16·kBlockM bytes = 28 KB (d=16), 40 KB (d=32), 64 KB (d=64), 73.5 KB (d=128, kBlockM = 32).
+// Shared memory per block: (2·kBlockN + 4·kBlockM) rows × (d + 8) × 2 + 2 · kBlockN ×
+// (kBlockM + 8) × 2 + 16·kBlockM bytes = 37 KB (d=16), 49 KB (32), 109 KB (64), 122.5 KB (128).
 #include <initializer_list>
 #include <stdexcept>
 #include <string>
@@ -34,32 +40,40 @@ namespace gptbench {
 namespace flash {
 namespace {
 
-template <int kD>
+// Tile configuration of the main kernel: kBlockN keys per block, 16 per warp, query tiles of
+// kBlockM rows. The launcher instantiates flash_bwd_tile(kD) only (BwdTile); the parameters let
+// the tuning harness time others.
+template <int kD_, int kBlockM_, int kBlockN_, int kWarps_>
 struct BwdTraits {
-  static constexpr FlashTile kTile = flash_bwd_tile(kD);
-  static constexpr int kBlockM = kTile.block_m;  // queries per tile
-  static constexpr int kBlockN = kTile.block_n;  // keys per block
-  static constexpr int kWarps = kTile.warps;
+  static constexpr int kD = kD_;
+  static constexpr int kBlockM = kBlockM_;  // queries per tile
+  static constexpr int kBlockN = kBlockN_;  // keys per block
+  static constexpr int kWarps = kWarps_;
   static constexpr int kThreads = kWarps * 32;
   static constexpr int kStride = kD + 8;        // Q, K, V, dO rows in shared memory (elements)
   static constexpr int kSStride = kBlockM + 8;  // dSᵀ rows (elements)
   static constexpr uint32_t kKVBytes = kBlockN * kStride * 2;
   static constexpr uint32_t kQBytes = kBlockM * kStride * 2;
   static constexpr uint32_t kSBytes = kBlockN * kSStride * 2;
-  static constexpr int kSmemBytes = flash_bwd_smem_bytes(kD);
+  static constexpr int kSmemBytes = flash_bwd_smem_bytes(kD, FlashTile{kBlockM, kBlockN, kWarps});
   // dQ slices: kRowTiles 16-row slices of the query tile, each split over kColSplit warps.
   static constexpr int kRowTiles = kBlockM / 16;
   static constexpr int kColSplit = kWarps / kRowTiles;
   static constexpr int kCols = kD / kColSplit;           // dQ columns per warp
   static constexpr int kChunk = kCols > 64 ? 64 : kCols;  // columns per accumulation pass
-  // Blocks per SM the register cap aims at: 3 (≤ 168 registers) where that needs no spill;
-  // d = 64 wants ~230 registers and d = 128 ~240, so 2 there (checked with -Xptxas -v).
-  static constexpr int kMinBlocks = kD <= 32 ? 3 : 2;
+  // Blocks per SM the register cap aims at (checked spill-free with -Xptxas -v): 256 threads
+  // (d = 64, 128: 234 and 244 registers): 1; 128 threads: 3 (≤ 168 registers) at d <= 32, 2
+  // (~235 registers) above.
+  static constexpr int kMinBlocks = kThreads > 128 ? 1 : kD <= 32 ? 3 : 2;
   static_assert(kBlockN == kWarps * 16, "one 16-key slice per warp");
   static_assert(kWarps % kRowTiles == 0 && kCols % 16 == 0 && kCols % kChunk == 0, "dQ split");
-  static_assert(kSmemBytes == 2 * kKVBytes + 4 * kQBytes + kSBytes + 4 * kBlockM * 4, "smem");
+  static_assert(kSmemBytes == 2 * kKVBytes + 4 * kQBytes + 2 * kSBytes + 4 * kBlockM * 4, "smem");
   static_assert(kBlockM <= kThreads, "one thread per query row loads lse and D");
 };
+
+template <int kD>
+using BwdTile = BwdTraits<kD, flash_bwd_tile(kD).block_m, flash_bwd_tile(kD).block_n,
+                          flash_bwd_tile(kD).warps>;
 
 // D = rowsum(dO ∘ O), fp32, (B·H·L).
 template <typename T, int kD>
@@ -119,10 +133,10 @@ __device__ __forceinline__ void atomic_add2(float* addr, float a, float b) {
 #endif
 }
 
-template <typename T, int kD>
-__global__ void __launch_bounds__(BwdTraits<kD>::kThreads, BwdTraits<kD>::kMinBlocks)
+template <typename T, typename Tr>
+__global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
     flash_bwd_kernel(const FlashBwdParams p) {
-  using Tr = BwdTraits<kD>;
+  constexpr int kD = Tr::kD;
   constexpr int kBlockM = Tr::kBlockM, kBlockN = Tr::kBlockN, kThreads = Tr::kThreads;
   constexpr int kStride = Tr::kStride, kSStride = Tr::kSStride;
   constexpr int kMT = kBlockM / 8;  // n8 tiles of Sᵀ (query columns) per warp
@@ -130,19 +144,22 @@ __global__ void __launch_bounds__(BwdTraits<kD>::kThreads, BwdTraits<kD>::kMinBl
 
   extern __shared__ __align__(16) unsigned char smem_raw[];
   // Byte addresses: sK, sV (kBlockN, kStride); sQ, sdO 2 × (kBlockM, kStride);
-  // sdS (kBlockN, kSStride): dSᵀ; then lse and D, 2 × kBlockM floats each.
+  // sdS 2 × (kBlockN, kSStride): dSᵀ; then lse and D, 2 × kBlockM floats each.
   const uint32_t sK = smem_u32(smem_raw);
   const uint32_t sV = sK + Tr::kKVBytes;
   const uint32_t sQ = sV + Tr::kKVBytes;
   const uint32_t sdO = sQ + 2 * Tr::kQBytes;
   const uint32_t sdS = sdO + 2 * Tr::kQBytes;
-  const uint32_t sLse = sdS + Tr::kSBytes;
+  const uint32_t sLse = sdS + 2 * Tr::kSBytes;
   const uint32_t sD = sLse + 2 * kBlockM * 4;
   const unsigned char* smem_lse = smem_raw + (sLse - sK);  // generic views for ordinary loads
   const unsigned char* smem_d = smem_raw + (sD - sK);
   unsigned char* smem_ds = smem_raw + (sdS - sK);
 
-  const int bh = blockIdx.x;
+  // Grid (heads per group, key tiles, groups): the blocks of one group of heads run together,
+  // key tile 0 (under the causal mask the heaviest) first (flash_tiles.h, "Block scheduling").
+  const int bh = blockIdx.z * gridDim.x + blockIdx.x;
+  if (bh >= p.B * p.H) return;  // the last group may be short
   const int b = bh / p.H, h = bh % p.H;
   const int n_block = blockIdx.y;
   const int L = p.L;
@@ -202,17 +219,58 @@ __global__ void __launch_bounds__(BwdTraits<kD>::kThreads, BwdTraits<kD>::kMinBl
 #pragma unroll
     for (int c = 0; c < 4; ++c) acc_dk[i][c] = acc_dv[i][c] = 0.f;
 
+  // dQ_tile[dq_r0 .. +15, dq_c0 ..] += dS K for query tile m from the dSᵀ buffer ds_buf:
+  // A = dS via ldmatrix.trans of dSᵀ, B = K via ldmatrix.trans; unscaled (the convert kernel
+  // multiplies by scale); added into the fp32 workspace with atomics.
+  auto dq_step = [&](int m, uint32_t ds_buf) {
+    const int m0 = m * kBlockM;
+#pragma unroll
+    for (int ch = 0; ch < Tr::kCols / Tr::kChunk; ++ch) {
+      constexpr int kCT = Tr::kChunk / 8;
+      const int c0 = dq_c0 + ch * Tr::kChunk;
+      float acc[kCT][4];
+#pragma unroll
+      for (int i = 0; i < kCT; ++i)
+#pragma unroll
+        for (int c = 0; c < 4; ++c) acc[i][c] = 0.f;
+#pragma unroll
+      for (int kc = 0; kc < kBlockN / 16; ++kc) {
+        uint32_t a[4];
+        ldmatrix_x4_trans(a, ds_buf + ds_lane + (kc * 16 * kSStride + dq_r0) * 2);
+#pragma unroll
+        for (int dn = 0; dn < Tr::kChunk / 16; ++dn) {
+          uint32_t bk[4];
+          ldmatrix_x4_trans(bk, sK + bt_lane + (kc * 16 * kStride + c0 + dn * 16) * 2);
+          Ops<T>::mma(acc[2 * dn], a, bk[0], bk[1]);
+          Ops<T>::mma(acc[2 * dn + 1], a, bk[2], bk[3]);
+        }
+      }
+      const int q_lo = m0 + dq_r0 + g;
+#pragma unroll
+      for (int i = 0; i < kCT; ++i) {
+        const int col = c0 + i * 8 + 2 * t4;
+        if (q_lo < L) atomic_add2(g_dq + q_lo * kD + col, acc[i][0], acc[i][1]);
+        if (q_lo + 8 < L) atomic_add2(g_dq + (q_lo + 8) * kD + col, acc[i][2], acc[i][3]);
+      }
+    }
+  };
+
   for (int m = m_begin; m < m_end; ++m) {
     const int buf = (m - m_begin) & 1;
     cp_async_wait<0>();
-    __syncthreads();  // stage m visible; all warps done with stage m-1's buffers and with sdS
+    // Stage m and the dSᵀ of tile m-1 visible; all warps done with stage m-1's buffers and
+    // with the dSᵀ buffer of tile m-2, which tile m overwrites. One barrier per query tile:
+    // dQ of tile m-1 is computed here, a tile late, from the other dSᵀ buffer.
+    __syncthreads();
     if (m + 1 < m_end) {
       load_stage(m + 1, buf ^ 1);
       cp_async_commit();
     }
+    if (m > m_begin) dq_step(m - 1, sdS + (buf ^ 1) * Tr::kSBytes);
     const int m0 = m * kBlockM;
     const uint32_t q_buf = sQ + buf * Tr::kQBytes;
     const uint32_t do_buf = sdO + buf * Tr::kQBytes;
+    unsigned char* ds_out = smem_ds + buf * Tr::kSBytes;  // this tile's dSᵀ
 
     // Sᵀ = K_w Qᵀ and dPᵀ = V_w dOᵀ: (16 keys × kBlockM queries) each.
     float st[kMT][4], dpt[kMT][4];
@@ -285,46 +343,15 @@ __global__ void __launch_bounds__(BwdTraits<kD>::kThreads, BwdTraits<kD>::kMinBl
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int col = kq * 16 + half * 8 + 2 * t4;
-        *reinterpret_cast<uint32_t*>(smem_ds + ((warp * 16 + g) * kSStride + col) * 2) =
+        *reinterpret_cast<uint32_t*>(ds_out + ((warp * 16 + g) * kSStride + col) * 2) =
             ads[2 * half];
-        *reinterpret_cast<uint32_t*>(smem_ds + ((warp * 16 + g + 8) * kSStride + col) * 2) =
+        *reinterpret_cast<uint32_t*>(ds_out + ((warp * 16 + g + 8) * kSStride + col) * 2) =
             ads[2 * half + 1];
       }
     }
-    __syncthreads();  // dSᵀ of all warps visible
-
-    // dQ_tile[dq_r0 .. +15, dq_c0 ..] += dS K: A = dS via ldmatrix.trans of dSᵀ, B = K via
-    // ldmatrix.trans; unscaled (the convert kernel multiplies by scale).
-#pragma unroll
-    for (int ch = 0; ch < Tr::kCols / Tr::kChunk; ++ch) {
-      constexpr int kCT = Tr::kChunk / 8;
-      const int c0 = dq_c0 + ch * Tr::kChunk;
-      float acc[kCT][4];
-#pragma unroll
-      for (int i = 0; i < kCT; ++i)
-#pragma unroll
-        for (int c = 0; c < 4; ++c) acc[i][c] = 0.f;
-#pragma unroll
-      for (int kc = 0; kc < kBlockN / 16; ++kc) {
-        uint32_t a[4];
-        ldmatrix_x4_trans(a, sdS + ds_lane + (kc * 16 * kSStride + dq_r0) * 2);
-#pragma unroll
-        for (int dn = 0; dn < Tr::kChunk / 16; ++dn) {
-          uint32_t bk[4];
-          ldmatrix_x4_trans(bk, sK + bt_lane + (kc * 16 * kStride + c0 + dn * 16) * 2);
-          Ops<T>::mma(acc[2 * dn], a, bk[0], bk[1]);
-          Ops<T>::mma(acc[2 * dn + 1], a, bk[2], bk[3]);
-        }
-      }
-      const int q_lo = m0 + dq_r0 + g;
-#pragma unroll
-      for (int i = 0; i < kCT; ++i) {
-        const int col = c0 + i * 8 + 2 * t4;
-        if (q_lo < L) atomic_add2(g_dq + q_lo * kD + col, acc[i][0], acc[i][1]);
-        if (q_lo + 8 < L) atomic_add2(g_dq + (q_lo + 8) * kD + col, acc[i][2], acc[i][3]);
-      }
-    }
   }
+  __syncthreads();  // the last tile's dSᵀ visible
+  dq_step(m_end - 1, sdS + ((m_end - 1 - m_begin) & 1) * Tr::kSBytes);
 
   // dK (scaled) and dV of keys key_lo, key_lo + 8 (< L), contiguous (B, H, L, d) outputs.
   T* gdK = static_cast<T*>(p.dk) + static_cast<int64_t>(bh) * L * kD;
@@ -344,9 +371,9 @@ __global__ void __launch_bounds__(BwdTraits<kD>::kThreads, BwdTraits<kD>::kMinBl
   }
 }
 
-template <typename T, int kD>
-void launch(const FlashBwdParams& p, cudaStream_t stream) {
-  using Tr = BwdTraits<kD>;
+template <typename T, typename Tr>
+void launch(const FlashBwdParams& p, cudaStream_t stream, int group) {
+  constexpr int kD = Tr::kD;
   const int64_t rows = static_cast<int64_t>(p.B) * p.H * p.L;
   CUDA_CHECK(cudaMemsetAsync(p.dq_accum, 0, rows * kD * sizeof(float), stream));
 
@@ -355,11 +382,11 @@ void launch(const FlashBwdParams& p, cudaStream_t stream) {
       <<<static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock), 256, 0, stream>>>(p);
   CUDA_CHECK_LAUNCH();
 
-  auto kernel = flash_bwd_kernel<T, kD>;
+  auto kernel = flash_bwd_kernel<T, Tr>;
   if (Tr::kSmemBytes > 48 * 1024)
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     Tr::kSmemBytes));
-  const dim3 grid(p.B * p.H, flash_num_blocks(p.L, Tr::kBlockN));
+  const dim3 grid(group, flash_num_blocks(p.L, Tr::kBlockN), (p.B * p.H + group - 1) / group);
   kernel<<<grid, Tr::kThreads, Tr::kSmemBytes, stream>>>(p);
   CUDA_CHECK_LAUNCH();
 
@@ -370,13 +397,18 @@ void launch(const FlashBwdParams& p, cudaStream_t stream) {
   CUDA_CHECK_LAUNCH();
 }
 
+// Heads per group: Q and dO of a head take 4·L·d bytes, its fp32 dQ workspace 4·L·d more.
+inline int bwd_group(const FlashBwdParams& p) {
+  return flash_heads_per_group(p.B * p.H, 8ll * p.L * p.d);
+}
+
 template <typename T>
 void dispatch_d(const FlashBwdParams& p, cudaStream_t stream) {
   switch (p.d) {
-    case 16: return launch<T, 16>(p, stream);
-    case 32: return launch<T, 32>(p, stream);
-    case 64: return launch<T, 64>(p, stream);
-    case 128: return launch<T, 128>(p, stream);
+    case 16: return launch<T, BwdTile<16>>(p, stream, bwd_group(p));
+    case 32: return launch<T, BwdTile<32>>(p, stream, bwd_group(p));
+    case 64: return launch<T, BwdTile<64>>(p, stream, bwd_group(p));
+    case 128: return launch<T, BwdTile<128>>(p, stream, bwd_group(p));
     default:
       throw std::invalid_argument("flash attention: head dim " + std::to_string(p.d) +
                                   " unsupported (16, 32, 64, 128)");
@@ -389,7 +421,7 @@ void dispatch_d(const FlashBwdParams& p, cudaStream_t stream) {
 void launch_flash_backward(const FlashBwdParams& p, cudaStream_t stream) {
   if (p.B <= 0 || p.H <= 0 || p.L <= 0) return;
   if (flash_num_blocks(p.L, flash_bwd_tile(p.d).block_n) > 65535 ||
-      static_cast<int64_t>(p.B) * p.H > 0x7fffffff)
+      static_cast<int64_t>(p.B) * p.H > 65535)
     throw std::invalid_argument("flash attention: problem too large for the grid");
   const int64_t rows = static_cast<int64_t>(p.B) * p.H * p.L;
   if ((rows * 8 + 255) / 256 > 0x7fffffff)

@@ -18,24 +18,32 @@ struct FlashTile {
   int warps;    // warps per thread block
 };
 
-// Forward: 128 query rows per block, one 16-row slice per warp (8 warps), key tiles of 64.
-constexpr FlashTile flash_fwd_tile(int /*d*/) { return FlashTile{128, 64, 8}; }
-// Backward: key tiles of 64 (one 16-key slice per warp, 4 warps), query tiles of 64; 32 for
-// d = 128, where 64 would need more than 255 registers (dK, dV accumulators alone take 128) and
-// spill to local memory.
-constexpr FlashTile flash_bwd_tile(int d) { return FlashTile{d == 128 ? 32 : 64, 64, 4}; }
+// Forward: 128 query rows per block. d = 64: 4 warps of 32 rows, key tiles of 64; d = 128:
+// 4 warps of 32 rows, key tiles of 32 (the 128 O and 64 S accumulators of 64-key tiles leave
+// ptxas a few registers short: a spill); d <= 32: 8 warps of 16 rows, key tiles of 64.
+constexpr FlashTile flash_fwd_tile(int d) {
+  return d == 128 ? FlashTile{128, 32, 4} : d == 64 ? FlashTile{128, 64, 4} : FlashTile{128, 64, 8};
+}
+// Backward: 16 keys per warp; key tiles of 128 (8 warps) for d >= 64, of 64 (4 warps) below;
+// query tiles of 64 rows, 32 at d = 128 (64 would need more than 255 registers: the dK, dV
+// accumulators alone take 128).
+constexpr FlashTile flash_bwd_tile(int d) {
+  return d == 128 ? FlashTile{32, 128, 8} : d == 64 ? FlashTile{64, 128, 8} : FlashTile{64, 64, 4};
+}
 
 // Bytes of dynamic shared memory per block (rows padded by 8 elements = 16 bytes so that the
 // eight 16-byte rows one ldmatrix phase reads fall in distinct banks).
-constexpr int flash_fwd_smem_bytes(int d) {
-  return (flash_fwd_tile(d).block_m + 4 * flash_fwd_tile(d).block_n) * (d + 8) * 2;
+// Forward: Q once; K, V double-buffered.
+constexpr int flash_fwd_smem_bytes(int d, FlashTile t) {
+  return (t.block_m + 4 * t.block_n) * (d + 8) * 2;
 }
-constexpr int flash_bwd_smem_bytes(int d) {
-  // K, V once; Q, dO double-buffered; dSᵀ (block_n, block_m + 8) in 16-bit; lse, D double-buffered.
-  return (2 * flash_bwd_tile(d).block_n + 4 * flash_bwd_tile(d).block_m) * (d + 8) * 2 +
-         flash_bwd_tile(d).block_n * (flash_bwd_tile(d).block_m + 8) * 2 +
-         4 * flash_bwd_tile(d).block_m * 4;
+// Backward: K, V once; Q, dO, dSᵀ (block_n, block_m + 8; 16-bit), lse and D double-buffered.
+constexpr int flash_bwd_smem_bytes(int d, FlashTile t) {
+  return (2 * t.block_n + 4 * t.block_m) * (d + 8) * 2 + 2 * t.block_n * (t.block_m + 8) * 2 +
+         4 * t.block_m * 4;
 }
+constexpr int flash_fwd_smem_bytes(int d) { return flash_fwd_smem_bytes(d, flash_fwd_tile(d)); }
+constexpr int flash_bwd_smem_bytes(int d) { return flash_bwd_smem_bytes(d, flash_bwd_tile(d)); }
 
 // Element (row, col) of the score matrix takes no part: a padded key or query beyond L, or a
 // key after the query under the causal mask.
@@ -67,5 +75,22 @@ GPTBENCH_FLASH_HD inline int flash_bwd_m_begin(int n_block, bool causal, int blo
 }
 
 GPTBENCH_FLASH_HD inline int flash_num_blocks(int L, int block) { return (L + block - 1) / block; }
+
+// Backward block scheduling: grid (heads per group, key tiles, groups), so that the blocks
+// resident at once cover one group of heads, key tile 0 first. With all heads in one group that
+// is "every head's heaviest tile first" (best balance under the causal mask); a smaller group
+// keeps what its blocks share (Q, dO and the fp32 dQ workspace) within L2 at long L.
+// Bytes of L2 a head group's shared data may take: a third of the H100/H200's 50 MB L2
+// (8, 16, 32 MB and no grouping timed on the H200: 16 and 32 MB best, within 1%).
+constexpr long long kFlashL2GroupBytes = 16ll << 20;
+// Heads per group: at most as many as fit `budget` bytes at bytes_per_head each (at least 1),
+// evened out over the groups so that the last is not much shorter than the others.
+inline int flash_heads_per_group(int bh_count, long long bytes_per_head,
+                                 long long budget = kFlashL2GroupBytes) {
+  const long long fit = budget / (bytes_per_head > 0 ? bytes_per_head : 1);
+  const int g = fit < 1 ? 1 : fit > bh_count ? bh_count : static_cast<int>(fit);
+  const int groups = (bh_count + g - 1) / g;
+  return (bh_count + groups - 1) / groups;
+}
 
 }  // namespace gptbench

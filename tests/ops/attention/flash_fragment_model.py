@@ -87,14 +87,18 @@ def check(name, got, want):
 
 for D in (16, 32, 64, 128):
     stride = D + 8
-    # ---------------- forward: warp w, rows w*16.., Q (128 rows), K, V tiles (64 rows) -------
-    BM, BN = 128, 64
+    # ------- forward (flash_tiles.h): Q tile of 128 rows; warp w owns MT 16-row slices from
+    # row w*16*MT (MT = 2 for d >= 64, else 1); K, V tiles of BN rows (32 at d = 128, else 64) ---
+    BM, BN = 128, (32 if D == 128 else 64)
+    MT = 2 if D >= 64 else 1
+    warps = BM // (16 * MT)
     Q = np.zeros((BM, stride)); Q[:, :D] = rng.standard_normal((BM, D))
     K = np.zeros((BN, stride)); K[:, :D] = rng.standard_normal((BN, D))
     V = np.zeros((BN, stride)); V[:, :D] = rng.standard_normal((BN, D))
-    for warp in (0, 5):
-        # q_lane = ((warp*16 + (lane&15))*kStride + (lane>>4)*8)   (+ kk*16)
-        qf = [ldmatrix_x4(Q, lambda l, kk=kk: (warp*16 + (l & 15), (l >> 4)*8 + kk*16)) for kk in range(D//16)]
+    for warp, mt in [(w, m) for w in (0, warps - 1) for m in range(MT)]:
+        r0 = warp*16*MT + mt*16
+        # q_lane = ((warp*MT*16 + (lane&15))*kStride + (lane>>4)*8)   (+ mt*16 rows, kk*16 cols)
+        qf = [ldmatrix_x4(Q, lambda l, kk=kk: (r0 + (l & 15), (l >> 4)*8 + kk*16)) for kk in range(D//16)]
         s = [np.zeros((32, 4)) for _ in range(BN // 8)]
         for kk in range(D // 16):
             for nn in range(BN // 16):
@@ -103,7 +107,7 @@ for D in (16, 32, 64, 128):
                 s[2*nn] = mma(s[2*nn], qf[kk], kb[:, 0], kb[:, 1])
                 s[2*nn+1] = mma(s[2*nn+1], qf[kk], kb[:, 2], kb[:, 3])
         S = warp_rows(s)
-        check(f"fwd d={D} w={warp} S=QK^T", S, Q[warp*16:warp*16+16, :D] @ K[:, :D].T)
+        check(f"fwd d={D} w={warp} mt={mt} S=QK^T", S, Q[r0:r0+16, :D] @ K[:, :D].T)
         P = rng.random((16, BN)); pc = [mat_to_C(P[:, 8*i:8*i+8]) for i in range(BN // 8)]
         o = [np.zeros((32, 4)) for _ in range(D // 8)]
         for kc in range(BN // 16):
@@ -113,18 +117,20 @@ for D in (16, 32, 64, 128):
                 vb = ldmatrix_x4(V, lambda l: (kc*16 + (l & 7) + ((l >> 3) & 1)*8, dn*16 + (l >> 4)*8), trans=True)
                 o[2*dn] = mma(o[2*dn], a, vb[:, 0], vb[:, 1])
                 o[2*dn+1] = mma(o[2*dn+1], a, vb[:, 2], vb[:, 3])
-        check(f"fwd d={D} w={warp} O=PV", warp_rows(o), P @ V[:, :D])
+        check(f"fwd d={D} w={warp} mt={mt} O=PV", warp_rows(o), P @ V[:, :D])
 
-    # ---------------- backward: keys tile 64 (warp w owns keys w*16..), queries BMq -------
+    # ------- backward: key tile BN (128 for d >= 64, else 64; warp w owns keys w*16..),
+    # query tiles BMq ----------------------------------------------------------------------------
     BMq = 32 if D == 128 else 64
-    BN = 64
+    BN = 128 if D >= 64 else 64
+    warps = BN // 16
     sstride = BMq + 8
     Qb = np.zeros((BMq, stride)); Qb[:, :D] = rng.standard_normal((BMq, D))
     dOb = np.zeros((BMq, stride)); dOb[:, :D] = rng.standard_normal((BMq, D))
     Kb = np.zeros((BN, stride)); Kb[:, :D] = rng.standard_normal((BN, D))
     dST_smem = np.zeros((BN, sstride))
     dS_full = np.zeros((BN, BMq))  # dS^T (keys x queries)
-    for warp in range(4):
+    for warp in range(warps):
         st = [np.zeros((32, 4)) for _ in range(BMq // 8)]
         for kk in range(D // 16):
             # a_lane = (warp*16 + (lane&15))*kStride + (lane>>4)*8
@@ -160,9 +166,9 @@ for D in (16, 32, 64, 128):
         check(f"bwd d={D} w={warp} dK=dS^T Q", warp_rows(dk), dST @ Qb[:, :D])
     check(f"bwd d={D} dS^T smem", dST_smem[:, :BMq], dS_full)
     # dQ stage: warp -> rows dq_r0, cols dq_c0
-    row_tiles = BMq // 16; col_split = 4 // row_tiles; cols = D // col_split; chunk = min(cols, 64)
+    row_tiles = BMq // 16; col_split = warps // row_tiles; cols = D // col_split; chunk = min(cols, 64)
     dQ = np.zeros((BMq, D))
-    for warp in range(4):
+    for warp in range(warps):
         r0 = (warp % row_tiles) * 16; c0w = (warp // row_tiles) * cols
         for ch in range(cols // chunk):
             c0 = c0w + ch * chunk

@@ -2,7 +2,8 @@
 //   CPU (always run): the float64 references against the textbook formula and LibTorch
 //   autograd; the CPU emulation of the kernels' tiled algorithm (same tile arithmetic, from
 //   flash_tiles.h) against the references; the tile bounds and masking rules exhaustively on
-//   small L; the error paths (CPU tensors, unsupported head dims and dtypes, bad shapes).
+//   small L; shared-memory budgets and the backward's head groups; the error paths (CPU
+//   tensors, unsupported head dims and dtypes, bad shapes).
 //   GPU (skipped without a GPU or a CUDA build): o, lse, dQ, dK, dV for bf16 and fp16, every head
 //   dim, causal and not, L in {1, 17, 130, 1000, 4097}, against float64 on the CPU (L <= 130) or
 //   at::scaled_dot_product_attention's math backend in fp32 on the GPU (larger L); outputs
@@ -116,8 +117,10 @@ TEST(FlashAttentionTiledCpu, MatchesReference) {
   };
   // Few at:: calls per tile, but many tiles: L and the tile list are kept small for CI's 2 cores.
   const Tiles fwd_tiles[] = {{flash_fwd_tile(64).block_m, flash_fwd_tile(64).block_n},
+                             {flash_fwd_tile(128).block_m, flash_fwd_tile(128).block_n},
                              {32, 16}, {16, 48}};
-  const Tiles bwd_tiles[] = {{flash_bwd_tile(64).block_m, flash_bwd_tile(64).block_n},
+  const Tiles bwd_tiles[] = {{flash_bwd_tile(32).block_m, flash_bwd_tile(32).block_n},
+                             {flash_bwd_tile(64).block_m, flash_bwd_tile(64).block_n},
                              {flash_bwd_tile(128).block_m, flash_bwd_tile(128).block_n},
                              {48, 16}};
   for (bool causal : {false, true}) {
@@ -153,7 +156,7 @@ TEST(FlashAttentionTiledCpu, MatchesReference) {
 // causal tile skipping drops only wholly masked tiles and keeps no wholly masked tile.
 TEST(FlashAttentionTiles, MaskAndSkipRulesAreExact) {
   for (int bm : {16, 32, 64, 128}) {
-    for (int bn : {16, 64}) {
+    for (int bn : {16, 32, 64, 128}) {
       for (int L = 1; L <= 200; L += (L < 40 ? 1 : 13)) {
         for (bool causal : {false, true}) {
           const int nm = flash_num_blocks(L, bm), nn = flash_num_blocks(L, bn);
@@ -188,14 +191,39 @@ TEST(FlashAttentionTiles, SharedMemoryFitsOneHopperBlock) {
   for (int d : {16, 32, 64, 128}) {
     EXPECT_LE(flash_fwd_smem_bytes(d), kHopperOptin) << d;
     EXPECT_LE(flash_bwd_smem_bytes(d), kHopperOptin) << d;
-    EXPECT_EQ(flash_fwd_tile(d).block_m, 16 * flash_fwd_tile(d).warps) << d;
+    // Forward: 16 or 32 query rows per warp; backward: 16 keys per warp.
+    const FlashTile f = flash_fwd_tile(d);
+    EXPECT_TRUE(f.block_m == 16 * f.warps || f.block_m == 32 * f.warps) << d;
     EXPECT_EQ(flash_bwd_tile(d).block_n, 16 * flash_bwd_tile(d).warps) << d;
   }
-  // Shared memory leaves room for two blocks per SM (228 KB, 1 KB reserved per block) of either
-  // kernel at every d; registers are what limit the forward at d = 128 to one (flash_fwd.cu).
+  // Eight warps per SM need two blocks of the 4-warp kernels (the forward; the backward at
+  // d <= 32): shared memory must leave room for them (228 KB, 1 KB reserved per block). The
+  // 8-warp backward (d = 64, 128) runs one block per SM, which its registers impose anyway.
   for (int d : {16, 32, 64, 128}) {
-    EXPECT_LE(2 * (flash_fwd_smem_bytes(d) + 1024), 228 * 1024) << d;
-    EXPECT_LE(2 * (flash_bwd_smem_bytes(d) + 1024), 228 * 1024) << d;
+    if (flash_fwd_tile(d).warps == 4)
+      EXPECT_LE(2 * (flash_fwd_smem_bytes(d) + 1024), 228 * 1024) << d;
+    if (flash_bwd_tile(d).warps == 4)
+      EXPECT_LE(2 * (flash_bwd_smem_bytes(d) + 1024), 228 * 1024) << d;
+  }
+}
+
+// Backward head groups: within [1, heads], within the L2 budget unless one head alone exceeds
+// it, as few groups as the budget allows, and evened out (the last group is short by fewer heads
+// than there are groups).
+TEST(FlashAttentionTiles, HeadGroupsFitTheBudgetAndBalance) {
+  for (int heads : {1, 2, 3, 12, 96, 100, 65535}) {
+    for (long long per_head : {1ll, 1ll << 16, 1ll << 20, 3ll << 20, 16ll << 20, 64ll << 20}) {
+      const int g = flash_heads_per_group(heads, per_head);
+      ASSERT_GE(g, 1);
+      ASSERT_LE(g, heads);
+      if (per_head <= kFlashL2GroupBytes) EXPECT_LE(g * per_head, kFlashL2GroupBytes);
+      const int groups = (heads + g - 1) / g;
+      EXPECT_LT(groups * g - heads, groups) << heads << " " << per_head;  // last group not short
+      // As few groups as the budget allows.
+      const long long fit =
+          std::max(1ll, std::min<long long>(heads, kFlashL2GroupBytes / per_head));
+      EXPECT_EQ(groups, (heads + fit - 1) / fit) << heads << " " << per_head;
+    }
   }
 }
 
