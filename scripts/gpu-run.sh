@@ -4,12 +4,7 @@
 # benchmark filters. Logs and JSON go to $OUT (default results/gpu).
 #   scripts/gpu-run.sh [TEST_FILTER] [BENCH_ARGS...]
 set -uo pipefail
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-OUT=${OUT:-$ROOT/results/gpu}
-mkdir -p "$OUT"
-export CMAKE_PREFIX_PATH="$ROOT/.gpudeps/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
-export LD_LIBRARY_PATH="$ROOT/.gpudeps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export GPTBENCH_BUILD_DIR=${GPTBENCH_BUILD_DIR:-$ROOT/build-gpu}
+source "$(dirname "$0")/gpu-env.sh"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv | tee "$OUT/gpu.txt"
 t0=$(date +%s)
 "$ROOT/gptbench.sh" build > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }

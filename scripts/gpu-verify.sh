@@ -9,12 +9,7 @@
 # Everything lands in $OUT: log.txt (summary), tests.log, sanitize.log, bench-NAME.json,
 # train.json, fault.json.
 set -uo pipefail
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-OUT=${OUT:-$ROOT/results/gpu}
-mkdir -p "$OUT"
-export CMAKE_PREFIX_PATH="$ROOT/.gpudeps/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
-export LD_LIBRARY_PATH="$ROOT/.gpudeps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export GPTBENCH_BUILD_DIR=${GPTBENCH_BUILD_DIR:-$ROOT/build-gpu}
+source "$(dirname "$0")/gpu-env.sh"
 B=$GPTBENCH_BUILD_DIR
 say() { echo "$*" | tee -a "$OUT/log.txt"; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader | tee -a "$OUT/log.txt"

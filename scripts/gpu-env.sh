@@ -1,0 +1,9 @@
+# Sourced by the GPU-host scripts: the bundled Debian packages (.gpudeps, made by
+# ../shared/gpu/bundle-deps.sh) on the CMake and loader paths, the build in build-gpu/, and
+# $OUT (the device machine's output folder; results/gpu elsewhere) created.
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+OUT=${OUT:-$ROOT/results/gpu}
+mkdir -p "$OUT"
+export CMAKE_PREFIX_PATH="$ROOT/.gpudeps/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
+export LD_LIBRARY_PATH="$ROOT/.gpudeps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export GPTBENCH_BUILD_DIR=${GPTBENCH_BUILD_DIR:-$ROOT/build-gpu}
