@@ -10,30 +10,39 @@
 //       exponentials recomputed): a lane's share of one row is a single pack. (H200, 2026-11-22:
 //       this beat a persistent grid prefetching each warp's next row, the earlier default for
 //       bf16 <= 1024 / fp32 <= 512 columns, by 3-14 points of copy bandwidth.)
-//   cols > 1024, forward, 16-byte aligned, fp32 <= 262,144 / bf16 <= 32,768 columns
-//       (kBlockRegs): the row in registers across the warps of one block (2-32 warps; two rows
-//       per block of 2-warp rows), or (fp32 > 32,768) of a thread-block cluster of 2-8 blocks
-//       of 32 warps whose partial (max, sum) pairs meet in distributed shared memory. 32 values
-//       per thread, the exponentials kept; bf16 rows of > 8,192 columns take 64 values per
-//       thread (32 registers of raw row, 8 or 16 warps) and recompute the exponentials.
-//       Non-persistent grid: while some blocks reduce, others' loads are in flight. (H200,
-//       2026-11-22, rows·cols = 2^28, % of copy bandwidth, vs the staged path it replaced:
-//       bf16 2048 98.7 vs 75.0, 8192 98.2 vs 88.5, 32768 95.9 vs 85.6; fp32 2048 97.9 vs 90.6,
-//       65536 97.6 vs 81.6 (partial). bf16 rows in blocks of 32 warps or in clusters reached
-//       only 64-87%: one 32-warp block per SM leaves nothing to overlap its arithmetic with,
-//       and a cluster adds a barrier across blocks to every row.)
-//       Without clusters (before sm_90) fp32 rows of > 32,768 columns take the staged path below
-//       where they fit.
-//   cols > 1024, 16-byte aligned, the row fits shared memory (kBlockVec): forward bf16 of
-//       32,769..115,712 columns (fp32 32,769..57,856 without clusters), backward (y and dy)
-//       fp32 <= 28,928 / bf16 <= 57,856 columns. Block per row, persistent. The row is copied
+//   cols > 1024, forward, 16-byte aligned (kBlockRegs): the row on chip, one read and one write
+//       per element. Up to 32,768 columns (fp32 32 values per thread, bf16 32 up to 8,192
+//       columns and 64 beyond) the row is in registers across the warps of one block (2-32
+//       warps, bf16 <= 16; two rows per block of 2-warp rows); with 32 values per thread the
+//       exponentials stay in registers, with 64 (32 registers of raw bf16) they are recomputed.
+//       (H200, 2026-11-22, rows·cols = 2^28, % of copy bandwidth, vs the staged path it
+//       replaced: bf16 2048 98.7 vs 75.0, 8192 98.2 vs 88.5, 32768 95.9 vs 85.6; fp32 2048 97.9
+//       vs 90.6.) Longer rows: 8 packs per thread in registers (32 fp32 / 64 bf16 values) and
+//       the rest of the thread's share copied by cp.async into its own slots of shared memory
+//       (no barrier: a thread reads back only its slots), exponentials recomputed; 16-warp
+//       blocks two per SM, one per row or a thread-block cluster of two (bf16 <= 90,112
+//       columns in one block), else 32-warp blocks one per SM in clusters of up to 8 (fp32
+//       <= 720,896, bf16 <= 1,441,792 columns with 227 KiB of shared memory); a cluster's
+//       partial (max, sum) pairs meet in distributed shared memory. Non-persistent grid: while
+//       some blocks reduce, others' loads are in flight. (H200, 2026-11-24, rows·cols = 2^28,
+//       % of copy bandwidth, vs the paths they replaced: bf16 40,000 98.5 vs 89.3 (staged),
+//       50,304 98.2 vs 90.3, 8,192 x 50,304 97.4 vs 89.5, 65,536 97.2 vs 89.2, 131,072 92.5 vs
+//       72.6 (partial), 262,144 89.1 vs 61.0; fp32 (registers of clusters of 32-warp blocks
+//       before) 40,000 96.7 vs 84.1, 50,304 97.9 vs 92.9, 65,536 96.9 vs 98.1, 131,072 95.5 vs
+//       90.2, 262,144 93.9 vs 70.5. Measured beside it: the row in registers alone across a
+//       cluster of 16-warp blocks, bf16 50,304 75.0%, 65,536 81.5% (64 values recomputed per
+//       thread, and each block waits on the others); one 32-warp block (64 values per thread)
+//       84.7% / 90.3%; 3 blocks per SM of 32 register values plus shared memory 98.1% / 95.4%;
+//       bf16 131,072 in one 16-warp block holding 3/4 of its row in shared memory 88.0%.)
+//       Without clusters (before sm_90): one block, fp32 <= 90,112 / bf16 <= 180,224 columns.
+//   cols > 1024, 16-byte aligned, backward, y and dy fit shared memory (kBlockVec): fp32
+//       <= 28,928 / bf16 <= 57,856 columns. Block per row, persistent. The rows are copied
 //       into shared memory by cp.async (16 bytes per copy, all of them issued at once, no
-//       registers held), then: pass 1 the online (max, sum) of the thread's packs (backward:
-//       Σ y·dy), one block merge, pass 2 the outputs. During pass 2, as soon as a thread has
-//       stored a pack's output, it issues the cp.async of the same pack of its next row into
-//       the same slot, so the next row streams in while this one is written. Every pack is
-//       touched by one thread only, so the slots need no barrier.
-//       (bf16 vocabulary rows: 88.5-89.1% of copy bandwidth; 65,536 columns 85.8-87.2%.)
+//       registers held), then: pass 1 Σ y·dy over the thread's packs, one block merge, pass 2
+//       the outputs. During pass 2, as soon as a thread has stored a pack's output, it issues
+//       the cp.async of the same pack of its next row into the same slot, so the next row
+//       streams in while this one is written. Every pack is touched by one thread only, so the
+//       slots need no barrier.
 //   cols > 1024, longer than the paths above (kBlockPartial) or not 16-byte aligned / cols not
 //       a multiple of the vector (kBlockScalar): the original block kernel: online (max, sum)
 //       while staging what fits in shared memory, then an output pass; the part of the row
@@ -51,7 +60,7 @@
 // and −inf entries of an otherwise finite row give 0.
 //
 // Backward: dx = y·(dy − Σ y·dy), the dot product accumulated in fp32; the warp path (one row
-// per warp), the staged path, the original block kernels.
+// per warp), the staged path (kBlockVec), the original block kernels.
 #include <cooperative_groups.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -86,6 +95,8 @@ constexpr int64_t kSmemReserve = 1024;        // static shared memory of the blo
 constexpr int kRegsValues = 32;               // register path: values per thread, exponentials kept
 constexpr int64_t kRegsLongBf16 = 8192;       // longer bf16 rows: 64 values per thread, recomputed
 constexpr int kRegsMaxWarpsBf16 = 16;         // bf16 register path: one block of <= 16 warps
+constexpr int kRegsPacks = 8;                 // longer rows: 16-byte packs per thread in registers
+constexpr int kRegsPairWarps = 16;            // longer rows: blocks of 16 warps run two per SM
 constexpr int kMaxCluster = 8;                // portable thread-block cluster size
 
 // ---- element conversion, exp and 16-byte packs ------------------------------------------------
@@ -188,11 +199,6 @@ __device__ __forceinline__ void cp_async_commit() {
 // back only the slots a thread filled itself).
 __device__ __forceinline__ void cp_async_wait_all() {
   asm volatile("cp.async.wait_all;\n" ::: "memory");
-}
-// All but the newest N groups of the calling thread have landed.
-template <int N>
-__device__ __forceinline__ void cp_async_wait_group() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
 // ---- reductions ------------------------------------------------------------------------------
@@ -431,29 +437,36 @@ __device__ __forceinline__ const float* cluster_peer(const float* p, int rank) {
 }
 
 // A row's lanes are K blocks × WPR warps × 32; lane L holds packs L, L + lanes, L + 2·lanes, ...
-// (NV packs of 16 bytes: NV·VEC = 32 or 64 values). Each lane takes the (m, s) of its own values,
-// the warps merge theirs through shared memory (K > 1: distributed shared memory of the cluster,
-// one barrier), and the outputs are written: one read and one write per element. With 32 values
-// per lane the exponentials e = exp(x − m) stay in fp32 registers and every output is
-// e · exp(m − M) / S (one exp per element plus one per lane); with 64 (bf16 only: the raw row
-// takes 32 registers) they are recomputed as exp(x − M) / S (two per element). Non-persistent:
-// the grid covers every row (K blocks per row, or kWarpRowsPerBlock / WPR rows per block); the
-// hardware keeps new rows' loads in flight while other blocks reduce. -inf entries give
-// exp(-inf) = 0; a lane of nothing but -inf takes m = -inf and shifts by 0, so its terms are 0,
-// not NaN; the row maximum M is -inf only for a row of -inf, whose 1/S is NaN (inverse_sum);
-// +inf or NaN reach S as NaN.
-template <typename T, int NV, int WPR, int K>
+// (16 bytes each): the first NV in registers (NV·VEC = 32 or 64 values), and with STAGED the next
+// `ns` (runtime) in this thread's slots of dynamic shared memory, copied there by cp.async while
+// the register loads are in flight (slot i of thread t at pack index i·blockDim + t: a thread
+// reads back only what it copied, so no barrier guards the slots). Each lane takes the (m, s) of
+// its own values, the warps merge theirs through shared memory (K > 1: distributed shared memory
+// of the cluster, one barrier), and the outputs are written: one read and one write per element.
+// With 32 values per lane in registers and nothing staged, the exponentials e = exp(x − m) stay
+// in fp32 registers and every output is e · exp(m − M) / S (one exp per element plus one per
+// lane); otherwise (bf16 only: the raw row takes 32 registers) they are recomputed as
+// exp(x − M) / S (two per element). Non-persistent: the grid covers every row (K blocks per row,
+// or kWarpRowsPerBlock / WPR rows per block); the hardware keeps new rows' loads in flight while
+// other blocks reduce. -inf entries give exp(-inf) = 0; a lane of nothing but -inf takes
+// m = -inf and shifts by 0, so its terms are 0, not NaN; the row maximum M is -inf only for a
+// row of -inf, whose 1/S is NaN (inverse_sum); +inf or NaN reach S as NaN.
+template <typename T, int NV, int WPR, int K, bool STAGED = false>
 __global__ void __launch_bounds__(kWarp* regs_block_warps<WPR>(), 32 / regs_block_warps<WPR>())
-    softmax_fwd_regs(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int cols) {
+    softmax_fwd_regs(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int cols, int ns) {
   constexpr int VEC = 16 / sizeof(T);
+  using P = Pack<T, VEC>;
   constexpr int kWarps = regs_block_warps<WPR>();
   constexpr int kRows = kWarps / WPR;  // rows per block
   constexpr int kLanesPerBlock = kWarp * WPR;
   constexpr int kLanes = K * kLanesPerBlock;  // lanes per row
   static_assert(K == 1 || kRows == 1, "a cluster shares one row");
-  constexpr bool kKeep = NV * VEC <= 32;  // exponentials kept in registers, else recomputed
+  static_assert(!STAGED || kRows == 1, "staged slots are indexed by the thread of a row");
+  constexpr bool kKeep = !STAGED && NV * VEC <= 32;  // exponentials kept, else recomputed
   static_assert(K <= 8 && NV * VEC <= 64, "portable cluster size; <= 64 values per lane");
   __shared__ float part_m[kWarps], part_s[kWarps];
+  extern __shared__ __align__(16) unsigned char staged_smem[];
+  P* slot = reinterpret_cast<P*>(staged_smem) + threadIdx.x;  // slot i: slot[i * kLanesPerBlock]
   const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
   const int grp = warp / WPR;  // the block's row of this warp
   const int rank = K == 1 ? 0 : static_cast<int>(blockIdx.x % K);
@@ -463,10 +476,25 @@ __global__ void __launch_bounds__(kWarp* regs_block_warps<WPR>(), 32 / regs_bloc
   const bool live = row < rows;  // block-uniform when K > 1 (no early return: barriers follow)
   const int64_t off = (live ? row : 0) * cols;
   auto has = [&](int j) { return live && (j * kLanes + L) * VEC < cols; };
-  Pack<T, VEC> p[NV];
+  // Calls f(fp32 values of a pack) for each staged pack of this lane (after the copies landed).
+  auto each_staged = [&](auto&& f) {
+    if constexpr (STAGED) {
+      for (int i = 0; i < ns && has(NV + i); ++i) {
+        float v[VEC];
+        unpack<true>(slot[i * kLanesPerBlock], v);
+        f(v, NV + i);
+      }
+    }
+  };
+  P p[NV];
 #pragma unroll
   for (int j = 0; j < NV; ++j)
     if (has(j)) p[j] = load_pack<T, VEC>(x + off + (j * kLanes + L) * VEC);
+  if constexpr (STAGED) {
+    for (int i = 0; i < ns && has(NV + i); ++i)
+      cp_async16(slot + i * kLanesPerBlock, x + off + ((NV + i) * kLanes + L) * VEC);
+    cp_async_commit();
+  }
   float m = -INFINITY;
 #pragma unroll
   for (int j = 0; j < NV; ++j)
@@ -476,6 +504,11 @@ __global__ void __launch_bounds__(kWarp* regs_block_warps<WPR>(), 32 / regs_bloc
 #pragma unroll
       for (int k = 0; k < VEC; ++k) m = fmaxf(m, f[k]);
     }
+  if constexpr (STAGED) cp_async_wait_all();  // this thread's copies (it reads only those)
+  each_staged([&](const float(&f)[VEC], int) {
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) m = fmaxf(m, f[k]);
+  });
   const float shift = m == -INFINITY ? 0.f : m;
   float e[kKeep ? NV : 1][VEC];
   float s = 0.f;
@@ -491,6 +524,10 @@ __global__ void __launch_bounds__(kWarp* regs_block_warps<WPR>(), 32 / regs_bloc
         s += ek;
       }
     }
+  each_staged([&](const float(&f)[VEC], int) {
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) s += exp2_approx((f[k] - shift) * kLog2e);
+  });
   float M = m, S = s;
   warp_merge(M, S);
   if constexpr (K * WPR > 1) {
@@ -521,6 +558,13 @@ __global__ void __launch_bounds__(kWarp* regs_block_warps<WPR>(), 32 / regs_bloc
   }
   const float inv = inverse_sum(M, S);
   const float scale = kKeep ? (m == M ? 1.f : exp2_approx((m - M) * kLog2e)) * inv : inv;
+  auto store = [&](float(&o)[VEC], int j) {
+    if constexpr (!kKeep) {
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) o[k] = exp2_approx((o[k] - M) * kLog2e) * inv;
+    }
+    store_floats<T, VEC>(y + off + (j * kLanes + L) * VEC, o);
+  };
 #pragma unroll
   for (int j = 0; j < NV; ++j)
     if (has(j)) {
@@ -530,75 +574,23 @@ __global__ void __launch_bounds__(kWarp* regs_block_warps<WPR>(), 32 / regs_bloc
         for (int k = 0; k < VEC; ++k) o[k] = e[j][k] * scale;
       } else {
         unpack<true>(p[j], o);
-#pragma unroll
-        for (int k = 0; k < VEC; ++k) o[k] = exp2_approx((o[k] - M) * kLog2e) * inv;
       }
-      store_floats<T, VEC>(y + off + (j * kLanes + L) * VEC, o);
+      store(o, j);
     }
+  each_staged([&](const float(&f)[VEC], int j) {
+    float o[VEC];
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) o[k] = f[k];
+    store(o, j);
+  });
   if constexpr (K > 1) cluster_wait();  // no block leaves while another may read its partials
 }
 
-// ---- block per row, row staged by cp.async, next row prefetched (kBlockVec) -------------------
+// ---- backward, block per row, rows staged by cp.async, next row prefetched (kBlockVec) --------
 
 // Thread t owns packs t, t + blockDim, t + 2·blockDim, ... of every row: it issues their copies,
 // reads them back, and refills their slots with the next row's, so no barrier guards the slots.
-// One row slot in shared memory: a block keeps the loads of its next row in flight.
-template <typename T>
-__global__ void __launch_bounds__(kMaxBlockThreads)
-    softmax_fwd_staged(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int cols) {
-  constexpr int VEC = 16 / sizeof(T);
-  using P = Pack<T, VEC>;
-  extern __shared__ __align__(16) unsigned char smem[];
-  const int packs = cols / VEC;
-  const int nt = blockDim.x, tid = threadIdx.x;
-  int64_t row = blockIdx.x;  // the host launches at most `rows` blocks
-  P* buf = reinterpret_cast<P*>(smem);  // (packs,)
-  if (row < rows)
-    for (int i = tid; i < packs; i += nt)
-      cp_async16(buf + i, x + row * cols + static_cast<int64_t>(i) * VEC);
-  cp_async_commit();  // one group per row
-  for (; row < rows; row += gridDim.x) {
-    cp_async_wait_group<0>();  // this row has landed
-    float m = -INFINITY, s = 0.f;
-#pragma unroll 2
-    for (int i = tid; i < packs; i += nt) {
-      const P p = buf[i];
-      float f[VEC];
-      float pm = -INFINITY;
-#pragma unroll
-      for (int k = 0; k < VEC; ++k) {
-        f[k] = to_float(p.v[k]);
-        pm = fmaxf(pm, f[k]);
-      }
-      if (pm > m) {  // the running maximum grows: rescale what was summed so far
-        s *= exp2_approx((m - pm) * kLog2e);  // m = -inf: s is 0 (or NaN) times 0
-        m = pm;
-      }
-      // m = -inf here only if every value so far is -inf: shift by 0 so they give exp = 0.
-      const float ms = m == -INFINITY ? 0.f : m;
-#pragma unroll
-      for (int k = 0; k < VEC; ++k) s += exp2_approx((f[k] - ms) * kLog2e);
-    }
-    block_merge(m, s);
-    const float inv = inverse_sum(m, s);
-    const int64_t next = row + gridDim.x;
-    const bool more = next < rows;
-    T* yr = y + row * cols;
-#pragma unroll 2
-    for (int i = tid; i < packs; i += nt) {
-      const P p = buf[i];
-      float o[VEC];
-#pragma unroll
-      for (int k = 0; k < VEC; ++k) o[k] = exp2_approx((to_float(p.v[k]) - m) * kLog2e) * inv;
-      store_floats<T, VEC>(yr + static_cast<int64_t>(i) * VEC, o);
-      // The slot's old contents are in registers (the store above used them): refill it.
-      if (more) cp_async16(buf + i, x + next * cols + static_cast<int64_t>(i) * VEC);
-    }
-    cp_async_commit();
-  }
-}
-
-// Backward: slots for y (packs,) then dy (packs,), same ownership and prefetch.
+// Slots for y (packs,) then dy (packs,): a block keeps the loads of its next row in flight.
 template <typename T>
 __global__ void __launch_bounds__(kMaxBlockThreads)
     softmax_bwd_staged(const T* __restrict__ y, const T* __restrict__ dy, T* __restrict__ dx,
@@ -887,15 +879,20 @@ void fwd_warp(const T* x, T* y, int64_t rows, int cols, cudaStream_t st) {
   }
 }
 
-template <typename T, int NV, int WPR, int K>
-void fwd_regs(const T* x, T* y, int64_t rows, int cols, cudaStream_t st) {
+// K blocks per row (a cluster when > 1); STAGED: `ns` packs per lane beyond the NV in registers
+// staged in `smem` bytes of dynamic shared memory.
+template <typename T, int NV, int WPR, int K, bool STAGED = false>
+void fwd_regs(const T* x, T* y, int64_t rows, int cols, cudaStream_t st, int ns = 0,
+              int64_t smem = 0) {
   constexpr int kWarps = regs_block_warps<WPR>();
   const int64_t blocks = ceil_div(rows, kWarps / WPR) * K;
   if (blocks > INT_MAX) throw std::invalid_argument("softmax: too many rows for one launch");
-  auto kernel = softmax_fwd_regs<T, NV, WPR, K>;
+  auto kernel = softmax_fwd_regs<T, NV, WPR, K, STAGED>;
+  if (smem > 0) allow_smem(kernel);
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(static_cast<unsigned>(blocks));
   cfg.blockDim = dim3(kWarp * kWarps);
+  cfg.dynamicSmemBytes = static_cast<size_t>(smem);
   cfg.stream = st;
   cudaLaunchAttribute attr{};
   attr.id = cudaLaunchAttributeClusterDimension;
@@ -904,7 +901,7 @@ void fwd_regs(const T* x, T* y, int64_t rows, int cols, cudaStream_t st) {
   attr.val.clusterDim.z = 1;
   cfg.attrs = &attr;
   cfg.numAttrs = 1;
-  CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, x, y, rows, cols));
+  CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, x, y, rows, cols, ns));
 }
 
 template <typename T, int VEC, int NV>
@@ -933,25 +930,30 @@ void with_packs_per_lane(int nv, F&& f) {
 }
 
 // Calls f(row_warps, cluster) (integral constants) for the kBlockRegs shapes softmax_plan makes:
-// 2..32 warps of one block per row, or 32 warps in each of the 2, 4 or 8 blocks of a cluster.
+// 2..32 warps of one block per row, or a cluster of 2, 4 or 8 blocks of 16 or 32 warps.
 template <typename F>
 void with_regs_shape(int row_warps, int cluster, F&& f) {
-  using W32 = std::integral_constant<int, 32>;
   using K1 = std::integral_constant<int, 1>;
+  auto clustered = [&](auto w) {
+    switch (cluster) {
+      case 2: return f(w, std::integral_constant<int, 2>{});
+      case 4: return f(w, std::integral_constant<int, 4>{});
+      case 8: return f(w, std::integral_constant<int, 8>{});
+    }
+    throw std::logic_error("softmax: unexpected cluster of " + std::to_string(cluster));
+  };
   if (cluster == 1) {
     switch (row_warps) {
       case 2: return f(std::integral_constant<int, 2>{}, K1{});
       case 4: return f(std::integral_constant<int, 4>{}, K1{});
       case 8: return f(std::integral_constant<int, 8>{}, K1{});
       case 16: return f(std::integral_constant<int, 16>{}, K1{});
-      case 32: return f(W32{}, K1{});
+      case 32: return f(std::integral_constant<int, 32>{}, K1{});
     }
+  } else if (row_warps == 16) {
+    return clustered(std::integral_constant<int, 16>{});
   } else if (row_warps == 32) {
-    switch (cluster) {
-      case 2: return f(W32{}, std::integral_constant<int, 2>{});
-      case 4: return f(W32{}, std::integral_constant<int, 4>{});
-      case 8: return f(W32{}, std::integral_constant<int, 8>{});
-    }
+    return clustered(std::integral_constant<int, 32>{});
   }
   throw std::logic_error("softmax: unexpected register-path shape " + std::to_string(row_warps) +
                          " warps x " + std::to_string(cluster) + " blocks");
@@ -971,18 +973,27 @@ void forward_vec(const T* x, T* y, int64_t rows, int cols, const SoftmaxPlan& pl
       if constexpr (VEC * sizeof(T) == 16) {
         with_regs_shape(plan.row_warps, plan.cluster, [&](auto w, auto k) {
           constexpr int W = decltype(w)::value, K = decltype(k)::value;
-          // Only the shapes the plan makes: fp32 any; bf16 one block, 32 values per thread up to
-          // 8 warps (<= 8,192 columns), 64 values in 8 or 16 warps.
-          if constexpr (std::is_same_v<T, float>) {
-            if (plan.values == kRegsValues)
-              return fwd_regs<T, kRegsValues / VEC, W, K>(x, y, rows, cols, st);
+          // Only the shapes the plan makes. One block, the row in registers: fp32 32 values per
+          // thread; bf16 32 in up to 8 warps (<= 8,192 columns), 64 in 8 or 16 warps. Longer
+          // rows: kRegsPacks packs in registers, the rest staged, in 16-warp blocks (one, or a
+          // cluster of two) or 32-warp blocks (one, or a cluster of up to 8).
+          if (plan.values > kRegsPacks * VEC) {
+            if constexpr (W == 32 || (W == kRegsPairWarps && K <= 2))
+              return fwd_regs<T, kRegsPacks, W, K, true>(x, y, rows, cols, st,
+                                                         plan.values / VEC - kRegsPacks,
+                                                         plan.smem_bytes);
           } else if constexpr (K == 1) {
-            if constexpr (W <= 8)
+            if constexpr (std::is_same_v<T, float>) {
               if (plan.values == kRegsValues)
                 return fwd_regs<T, kRegsValues / VEC, W, 1>(x, y, rows, cols, st);
-            if constexpr (W >= 8 && W <= kRegsMaxWarpsBf16)
-              if (plan.values == 2 * kRegsValues)
-                return fwd_regs<T, 2 * kRegsValues / VEC, W, 1>(x, y, rows, cols, st);
+            } else {
+              if constexpr (W <= 8)
+                if (plan.values == kRegsValues)
+                  return fwd_regs<T, kRegsValues / VEC, W, 1>(x, y, rows, cols, st);
+              if constexpr (W >= 8 && W <= kRegsMaxWarpsBf16)
+                if (plan.values == 2 * kRegsValues)
+                  return fwd_regs<T, 2 * kRegsValues / VEC, W, 1>(x, y, rows, cols, st);
+            }
           }
           throw std::logic_error("softmax: unexpected register-path plan: " +
                                  std::to_string(plan.values) + " values per thread, " +
@@ -991,17 +1002,8 @@ void forward_vec(const T* x, T* y, int64_t rows, int cols, const SoftmaxPlan& pl
         return;
       }
       throw std::logic_error("softmax: register block path needs 16-byte packs");
-    case SoftmaxPath::kBlockVec:  // bf16 > 32,768 columns; fp32 > 32,768 without clusters
-      if constexpr (VEC * sizeof(T) == 16) {
-        auto kernel = softmax_fwd_staged<T>;
-        const int64_t blocks =
-            std::min(rows, resident_blocks(kernel, plan.threads, plan.smem_bytes));
-        kernel<<<static_cast<unsigned>(blocks), plan.threads, plan.smem_bytes, st>>>(x, y, rows,
-                                                                                     cols);
-        CUDA_CHECK_LAUNCH();
-        return;
-      }
-      throw std::logic_error("softmax: staged block path needs 16-byte packs");
+    case SoftmaxPath::kBlockVec:
+      throw std::logic_error("softmax: the staged block path is backward only");
     case SoftmaxPath::kBlockScalar:
     case SoftmaxPath::kBlockPartial: {
       auto kernel = softmax_fwd_block<T, VEC>;
@@ -1094,19 +1096,40 @@ SoftmaxPlan softmax_plan(int64_t cols, SoftmaxDtype dtype, bool backward, bool a
             kWarp * kWarpRowsPerBlock, 0};
   if (!backward && vec > 1) {
     // The row in registers: the fewest warps (a power of two) whose threads hold it at `values`
-    // each, one block of up to 32 warps, or (fp32) a cluster of such blocks. bf16 stops at 16
-    // warps of 64 values (32,768 columns): with 32 warps (one block per SM) or clusters the bf16
-    // rows measured 64-87% of copy bandwidth, below the staged path (H200, 2026-11-22: 50,304
-    // columns 83.6% vs 88.9%, 65,536 87.0% vs 85.8-87.2%).
+    // each, one block of up to 32 warps (bf16 16).
     const bool bf16 = dtype == SoftmaxDtype::kBFloat16;
     const int values = bf16 && cols > kRegsLongBf16 ? 2 * kRegsValues : kRegsValues;
+    const int64_t max_warps = bf16 ? kRegsMaxWarpsBf16 : kMaxBlockThreads / kWarp;
     int64_t warps = 1;
     while (warps * kWarp * values < cols) warps *= 2;
-    const int row_warps = static_cast<int>(std::min<int64_t>(warps, kMaxBlockThreads / kWarp));
-    const int64_t cluster = warps / row_warps;
-    if (bf16 ? warps <= kRegsMaxWarpsBf16 : cluster <= (clusters ? kMaxCluster : 1))
-      return {SoftmaxPath::kBlockRegs, vec, kWarp * std::max(row_warps, kWarpRowsPerBlock), 0,
-              static_cast<int>(cluster), row_warps, values};
+    if (warps <= max_warps) {
+      const int row_warps = static_cast<int>(warps);
+      return {SoftmaxPath::kBlockRegs, vec, kWarp * std::max(row_warps, kWarpRowsPerBlock), 0, 1,
+              row_warps, values};
+    }
+    // Longer rows: kRegsPacks packs per thread in registers and the rest of the thread's share in
+    // shared memory. 16-warp blocks two per SM, one per row or a cluster of two; else 32-warp
+    // blocks (one per SM), the fewest per cluster whose shared memory fits. (H200, 2026-11-24,
+    // % of copy bandwidth: bf16 131,072 columns 93.1 in 2 x 16 warps vs 93.8 in one 32-warp
+    // block vs 88.0 in one 16-warp block holding 3/4 of its row in shared memory; bf16 262,144
+    // 90.8 in 2 x 32 warps vs 86.5 in 4 x 16; fp32 262,144 94.5 in 4 x 32 vs 92.5 in 8 x 16.)
+    const int64_t packs = cols / vec;
+    const int64_t max_cluster = clusters ? kMaxCluster : 1;
+    // Two blocks per SM: an SM has the opt-in plus 1 KiB; each block takes its dynamic and
+    // static bytes and 1 KiB for the system (both within 2 kSmemReserve).
+    const int64_t two_per_sm = (smem_optin + kSmemReserve) / 2 - 2 * kSmemReserve;
+    for (const int64_t row_warps : {kRegsPairWarps, kMaxBlockThreads / kWarp}) {
+      const int64_t threads = row_warps * kWarp;
+      const bool paired = row_warps == kRegsPairWarps;
+      for (int64_t k = 1; k <= std::min<int64_t>(paired ? 2 : kMaxCluster, max_cluster); k *= 2) {
+        const int64_t per_thread = ceil_div(packs, k * threads);
+        const int64_t smem = std::max<int64_t>(0, per_thread - kRegsPacks) * threads * 16;
+        if (smem <= (paired ? two_per_sm : smem_optin - kSmemReserve))
+          return {SoftmaxPath::kBlockRegs, vec, static_cast<int>(threads), smem,
+                  static_cast<int>(k), static_cast<int>(row_warps),
+                  static_cast<int>(per_thread * vec)};
+      }
+    }
   }
   const int64_t packs = cols / vec;
   const int64_t rows_staged = backward ? 2 : 1;  // y and dy, or x
@@ -1120,7 +1143,8 @@ SoftmaxPlan softmax_plan(int64_t cols, SoftmaxDtype dtype, bool backward, bool a
   const int max_threads = two_rows_fit ? kMaxBlockThreads / 2 : kMaxBlockThreads;
   int threads = 128;
   while (threads < max_threads && packs > int64_t{threads} * kPacksPerThread) threads *= 2;
-  if (bytes + kSmemReserve <= smem_optin)
+  // (The forward's 16-byte rows that fit shared memory took kBlockRegs above.)
+  if (bytes + kSmemReserve <= smem_optin && (backward || vec == 1))
     return {vec > 1 ? SoftmaxPath::kBlockVec : SoftmaxPath::kBlockScalar, vec, threads, bytes};
   // As many packs as fit; the rest of the row is read twice.
   const int64_t fit = std::max<int64_t>(0, (smem_optin - kSmemReserve) / (pack_bytes * rows_staged));

@@ -15,14 +15,14 @@ enum class SoftmaxPath {
   kWarpVec,       // one warp per row, the row in registers, 16-byte loads (cols <= 1024); the
                   // fp32 forward of <= 64 columns takes two rows per warp
   kWarpScalar,    // one warp per row, the row in registers, element loads (cols <= 1024)
-  kBlockRegs,     // forward, cols > 1024, 16-byte loads: the row in registers across the
-                  // row_warps warps of a block, or (fp32) of a cluster of `cluster` blocks;
-                  // `values` per thread (32; 64 for bf16 rows of more than 8,192 columns).
-                  // Up to 262,144 fp32 / 32,768 bf16 columns
-  kBlockVec,      // one block per row on a persistent grid, the row (backward: y and dy) copied
-                  // into shared memory by 16-byte cp.async, read from DRAM once; the next row
-                  // streams in while this one is written. Forward bf16 rows of 32,769..115,712
-                  // columns; backward <= 28,928 fp32 / 57,856 bf16 columns (sm_90)
+  kBlockRegs,     // forward, cols > 1024, 16-byte loads: the row on chip across the row_warps
+                  // warps of a block, or of a cluster of `cluster` blocks; `values` per thread.
+                  // Up to 32,768 columns the row is in registers (32 values per thread; 64 for
+                  // bf16 rows of more than 8,192 columns); longer rows keep 8 packs per thread
+                  // in registers and the rest in smem_bytes of shared memory per block
+  kBlockVec,      // backward: one block per row on a persistent grid, y and dy copied into
+                  // shared memory by 16-byte cp.async, read from DRAM once; the next row streams
+                  // in while this one is written. <= 28,928 fp32 / 57,856 bf16 columns (sm_90)
   kBlockScalar,   // one block per row, the row staged in shared memory, element loads
   kBlockPartial,  // one block per row, longer than shared memory: as much as fits is staged,
                   // the rest read twice
@@ -36,14 +36,14 @@ struct SoftmaxPlan {
   int cluster = 1;     // kBlockRegs: blocks per row (a thread-block cluster when > 1)
   int row_warps = 0;   // kBlockRegs: warps of a block that share a row (a block holds
                        // threads / 32 / row_warps rows)
-  int values = 0;      // kBlockRegs: values of the row per thread
+  int values = 0;      // kBlockRegs: values of the row per thread (registers and shared memory)
 };
 
 // The plan the launchers use for this problem. `backward` stages two rows (y and dy).
 // `aligned`: every pointer is 16-byte aligned. `smem_optin`: the device's opt-in shared memory
 // per block (cudaDevAttrMaxSharedMemoryPerBlockOptin). `clusters`: the device runs thread-block
-// clusters (compute capability >= 9.0); without them fp32 rows of > 32,768 columns are staged
-// in shared memory where they fit, as bf16 ones are.
+// clusters (compute capability >= 9.0); without them a row longer than one block holds on chip
+// is read twice (kBlockPartial).
 SoftmaxPlan softmax_plan(int64_t cols, SoftmaxDtype dtype, bool backward, bool aligned,
                          int64_t smem_optin, bool clusters = true);
 

@@ -191,31 +191,51 @@ TEST(SoftmaxPlan, PathsBySize) {
   EXPECT_EQ(r32k.values, 64);
   EXPECT_EQ(r32k.row_warps, 16);
   EXPECT_EQ(r32k.threads, 512);
-  // Longer bf16 rows are staged in shared memory (kBlockVec) up to 115,712 columns: vocabulary
-  // rows (100.6 KB) in blocks of 512 threads, two per SM.
-  EXPECT_EQ(plan(32776, SoftmaxDtype::kBFloat16).path, P::kBlockVec);
-  auto vb = plan(50304, SoftmaxDtype::kBFloat16);
-  EXPECT_EQ(vb.path, P::kBlockVec);
-  EXPECT_EQ(vb.smem_bytes, 50304 * 2);
-  EXPECT_EQ(vb.threads, 512);
-  EXPECT_EQ(plan(65536, SoftmaxDtype::kBFloat16).path, P::kBlockVec);
-  EXPECT_EQ(plan(115712, SoftmaxDtype::kBFloat16).path, P::kBlockVec);
-  EXPECT_EQ(plan(115720, SoftmaxDtype::kBFloat16).path, P::kBlockPartial);
-  // fp32 vocabulary rows: a cluster of two blocks of 32 warps.
-  auto v32 = plan(50304, SoftmaxDtype::kFloat32);
-  EXPECT_EQ(v32.path, P::kBlockRegs);
-  EXPECT_EQ(v32.row_warps, 32);
-  EXPECT_EQ(v32.threads, 1024);
-  EXPECT_EQ(v32.cluster, 2);
-  EXPECT_EQ(plan(65536, SoftmaxDtype::kFloat32).cluster, 2);
-  // Without thread-block clusters (before sm_90) such rows are staged where they fit.
-  EXPECT_EQ(softmax_plan(50304, SoftmaxDtype::kFloat32, false, true, kH100SmemOptin, false).path,
-            P::kBlockVec);
-  EXPECT_EQ(softmax_plan(32768, SoftmaxDtype::kFloat32, false, true, kH100SmemOptin, false).path,
-            P::kBlockRegs);
-  // The fp32 register path's limit: clusters of at most 8 blocks of 1024 threads.
-  EXPECT_EQ(plan(262144, SoftmaxDtype::kFloat32).cluster, 8);
-  EXPECT_EQ(plan(262148, SoftmaxDtype::kFloat32).path, P::kBlockPartial);
+  // Longer rows: 8 packs per thread in registers, the rest of the thread's share in shared
+  // memory. 16-warp blocks two per SM, one per row (bf16 <= 90,112 columns) or a cluster of two.
+  auto regs = [&](int64_t cols, SoftmaxDtype dt, int row_warps, int cluster, int64_t smem) {
+    const auto r = plan(cols, dt);
+    const std::string tag =
+        std::to_string(cols) + (dt == SoftmaxDtype::kFloat32 ? " fp32" : " bf16");
+    EXPECT_EQ(r.path, P::kBlockRegs) << tag;
+    EXPECT_EQ(r.row_warps, row_warps) << tag;
+    EXPECT_EQ(r.threads, 32 * row_warps) << tag;
+    EXPECT_EQ(r.cluster, cluster) << tag;
+    EXPECT_EQ(r.smem_bytes, smem) << tag;
+  };
+  regs(32776, SoftmaxDtype::kBFloat16, 16, 1, 1 * 512 * 16);
+  EXPECT_EQ(plan(32776, SoftmaxDtype::kBFloat16).values, 72);
+  regs(50304, SoftmaxDtype::kBFloat16, 16, 1, 5 * 512 * 16);  // vocabulary rows: 13 packs
+  EXPECT_EQ(plan(50304, SoftmaxDtype::kBFloat16).values, 104);
+  regs(65536, SoftmaxDtype::kBFloat16, 16, 1, 8 * 512 * 16);
+  regs(90112, SoftmaxDtype::kBFloat16, 16, 1, 14 * 512 * 16);  // the most two blocks per SM hold
+  regs(90120, SoftmaxDtype::kBFloat16, 16, 2, 4 * 512 * 16);
+  regs(131072, SoftmaxDtype::kBFloat16, 16, 2, 8 * 512 * 16);
+  regs(180224, SoftmaxDtype::kBFloat16, 16, 2, 14 * 512 * 16);
+  regs(32772, SoftmaxDtype::kFloat32, 16, 1, 9 * 512 * 16);
+  regs(50304, SoftmaxDtype::kFloat32, 16, 2, 5 * 512 * 16);
+  regs(65536, SoftmaxDtype::kFloat32, 16, 2, 8 * 512 * 16);
+  // Else 32-warp blocks, one per SM, the fewest per cluster (up to 8) whose slots fit.
+  regs(180232, SoftmaxDtype::kBFloat16, 32, 2, 4 * 1024 * 16);
+  regs(262144, SoftmaxDtype::kBFloat16, 32, 2, 8 * 1024 * 16);
+  regs(131072, SoftmaxDtype::kFloat32, 32, 2, 8 * 1024 * 16);
+  regs(262144, SoftmaxDtype::kFloat32, 32, 4, 8 * 1024 * 16);
+  regs(720896, SoftmaxDtype::kFloat32, 32, 8, 14 * 1024 * 16);  // the limit: 8 x 1024 x 88
+  EXPECT_EQ(plan(720900, SoftmaxDtype::kFloat32).path, P::kBlockPartial);
+  regs(1441792, SoftmaxDtype::kBFloat16, 32, 8, 14 * 1024 * 16);
+  EXPECT_EQ(plan(1441800, SoftmaxDtype::kBFloat16).path, P::kBlockPartial);
+  // Without thread-block clusters (before sm_90): one block, 16 warps then 32, else partial.
+  auto nocl = [](int64_t cols, SoftmaxDtype dt) {
+    return softmax_plan(cols, dt, false, true, kH100SmemOptin, false);
+  };
+  EXPECT_EQ(nocl(32768, SoftmaxDtype::kFloat32).path, P::kBlockRegs);
+  EXPECT_EQ(nocl(50304, SoftmaxDtype::kBFloat16).row_warps, 16);
+  EXPECT_EQ(nocl(50304, SoftmaxDtype::kFloat32).row_warps, 32);
+  EXPECT_EQ(nocl(50304, SoftmaxDtype::kFloat32).cluster, 1);
+  EXPECT_EQ(nocl(50304, SoftmaxDtype::kFloat32).smem_bytes, 5 * 1024 * 16);
+  EXPECT_EQ(nocl(180224, SoftmaxDtype::kBFloat16).cluster, 1);
+  EXPECT_EQ(nocl(180232, SoftmaxDtype::kBFloat16).path, P::kBlockPartial);
+  EXPECT_EQ(nocl(90120, SoftmaxDtype::kFloat32).path, P::kBlockPartial);
   // Unaligned or odd widths keep the block kernels; 65,536 fp32 (256 KiB) stages what fits.
   EXPECT_EQ(plan(65536, SoftmaxDtype::kFloat32, false, false).path, P::kBlockPartial);
   EXPECT_EQ(plan(65536, SoftmaxDtype::kFloat32, false, false).smem_bytes % 4, 0);
@@ -243,6 +263,31 @@ TEST(SoftmaxPlan, PathsBySize) {
   EXPECT_EQ(plan(4096, SoftmaxDtype::kBFloat16, true).smem_bytes, 2 * 4096 * 2);
 }
 
+// Every forward register plan of a longer row holds the row with the fewest packs per thread
+// (8 in registers, the rest in smem_bytes), fits shared memory (two 16-warp blocks per SM), and
+// no forward row is staged by kBlockVec (a backward-only path).
+TEST(SoftmaxPlan, LongRowsOnChip) {
+  for (auto dt : {SoftmaxDtype::kFloat32, SoftmaxDtype::kBFloat16}) {
+    for (int64_t cols = 1032; cols <= 1600000; cols = cols * 9 / 8 / 8 * 8 + 8) {
+      for (bool clusters : {true, false}) {
+        const auto r = softmax_plan(cols, dt, false, true, kH100SmemOptin, clusters);
+        const std::string tag = std::to_string(cols) + (clusters ? "" : " no clusters");
+        EXPECT_NE(r.path, SoftmaxPath::kBlockVec) << tag;
+        if (r.path != SoftmaxPath::kBlockRegs || r.smem_bytes == 0) continue;
+        const int64_t lanes = int64_t{r.cluster} * r.threads, packs = cols / r.vec;
+        EXPECT_EQ(r.smem_bytes, (r.values / r.vec - 8) * int64_t{r.threads} * 16) << tag;
+        EXPECT_GE(lanes * (r.values / r.vec), packs) << tag;
+        EXPECT_LT(lanes * (r.values / r.vec - 1), packs) << tag;
+        EXPECT_LE(r.smem_bytes + 1024, kH100SmemOptin) << tag;
+        if (r.row_warps == 16) {
+          EXPECT_LE(2 * (r.smem_bytes + 2048), kH100SmemOptin + 1024) << tag;
+        }
+        EXPECT_TRUE(clusters || r.cluster == 1) << tag;
+      }
+    }
+  }
+}
+
 #endif
 
 // ---- GPU: the fused kernels against float64 ----------------------------------------------
@@ -262,17 +307,20 @@ struct GpuSize {
 // The odd sizes (1, 31, 1023, 50304 columns) and one size per launch path: 1024 and 512
 // (warp, vector), 1025 and 50303 (block, scalar); forward in registers: 2048 (two rows per
 // block; 5 rows leave the last block half empty), 2056 (ragged lanes), 4096, 20000 (bf16 64
-// values per thread), fp32 50304 (cluster of 2), 115712 and 131072 (clusters of 4), 262144
-// (cluster of 8, the fp32 register path's limit), 524296 (past it: partial); forward bf16
-// staged: 50304, 65536, 115712 (the staged limit), 131072 and 524296 (partial); backward: 4096
-// (staged), 57856 (bf16 backward's staged limit), 57860 (fp32 past it: read twice), 65536 and
-// 131072 (partial), 12288 (bf16 backward stages exactly 48 KiB: over the no-opt-in limit with
-// the kernel's static shared memory, so the launcher must raise the kernel's limit).
+// values per thread); forward longer rows, registers and shared memory: 32776 (one staged pack
+// per thread in bf16), 50304, 65536, 115712, 131072 (bf16 a cluster of two 16-warp blocks),
+// 57856 / 57860, 90120 (bf16 just past one block), 180232 (clusters of 32-warp blocks), 262144,
+// 524296 and 720896 (fp32 8 blocks of 32 warps, its limit), 720900 (past it, and bf16 element
+// loads: partial, the rest read twice); backward: 4096 (staged), 57856 (bf16 backward's staged
+// limit), 57860 (fp32 past it: read twice), 65536 and 131072 (partial), 12288 (bf16 backward
+// stages exactly 48 KiB: over the no-opt-in limit with the kernel's static shared memory, so the
+// launcher must raise the kernel's limit).
 const std::vector<GpuSize> kGpuSizes = {
     {37, 1},     {67, 31},    {33, 1023},   {9, 50304},  {45, 1024},  {7, 1025},
     {11, 4096},  {5, 50303},  {3, 65536},   {2, 131072}, {1000, 128}, {1, 1},
     {19, 512},   {3, 57856},  {3, 57860},   {2, 115712}, {3, 12288},  {5, 2048},
-    {3, 2056},   {3, 20000},  {2, 262144},  {1, 524296}};
+    {3, 2056},   {3, 20000},  {2, 262144},  {1, 524296}, {3, 32776},  {2, 90120},
+    {1, 180232}, {1, 720896}, {1, 720900}};
 
 // Many rows: backward, more than the staged block path's persistent grids have blocks (4096:
 // ≤ ~1,700 blocks; bf16 50304: 132–264, forward too), so every block walks several rows and
@@ -357,13 +405,16 @@ TEST(SoftmaxFusedGpu, MisalignedInputs) {
 // Non-finite inputs as torch::softmax handles them: a row of -inf is NaN, -inf entries of a
 // finite row are 0, large values are shifted by the row maximum (no overflow), and a +inf or
 // NaN anywhere makes the row NaN. One row layout per forward launch path (31 warp scalar, 512
-// and 1024 warp vector, 4099 block scalar; in registers: 2048 two rows per block, 4096 one
-// block, 32768 bf16 64 values per thread, fp32 50304 / 65536 cluster of 2, 131072 of 4; bf16
-// 50304 and 65536 staged; 131072 bf16 and 524296 partial).
+// and 1024 warp vector, 4099 and 32769 block scalar; in registers: 2048 two rows per block,
+// 4096 one block, 32768 bf16 64 values per thread; registers and shared memory: 32776, 50304
+// and 65536 one block (fp32 65536 a cluster of 2), 90120 bf16 a cluster of 2, 131072 and
+// 262144 clusters of 32-warp blocks (bf16 131072 of 16-warp blocks), 524296 clusters of 4
+// and 8).
 TEST(SoftmaxFusedGpu, NonFiniteRows) {
   if (!have_gpu()) GTEST_SKIP() << "needs a CUDA GPU and a build with CUDA kernels";
   for (auto dtype : {at::kFloat, at::kBFloat16}) {
-    for (int64_t cols : {31, 512, 1024, 2048, 4096, 4099, 32768, 50304, 65536, 131072, 524296}) {
+    for (int64_t cols : {31, 512, 1024, 2048, 4096, 4099, 32768, 32769, 32776, 50304, 65536, 90120,
+                         131072, 262144, 524296}) {
       auto x = random_rows(7, cols, 400 + cols, at::kFloat, at::kCPU);
       x[0].fill_(-kInf);
       x[1].slice(0, 0, (cols + 1) / 2).fill_(-kInf);
@@ -399,9 +450,10 @@ int failed_parts() {
 // The forward against float64 over the shapes of every remaining kernel: the warp path at
 // 1024/512 columns (20,011 rows: partial last blocks), fp32 rows of <= 64 columns in 16-byte
 // packs (two rows per warp; odd row counts leave a warp with one row), short and odd widths
-// (8..248, 1023), the register path at 2048 (two rows per block, 1,001 rows), 4096, 12,288,
-// 32,768 (bf16 64 values per thread), a few, many and 601 vocabulary rows (fp32: clusters; bf16:
-// staged), 65,536 and 115,712 (bf16 staged limit), and 524,296 (partial). Rows with -inf,
+// (8..248, 1023, 32,769), the register path at 2048 (two rows per block, 1,001 rows), 4096,
+// 12,288, 32,768 (bf16 64 values per thread), registers and shared memory at 32,776, 40,000, a
+// few, many and 601 vocabulary rows (fp32: a cluster of two), 65,536, 90,120, 115,712, 131,072
+// and 262,144 (clusters), and 524,296 (clusters of 4 and 8 blocks). Rows with -inf,
 // +inf and NaN where there are >= 6 rows. Output buffers start as NaN, so a row left unwritten
 // fails. Each case is traced by dtype and shape; a launch error fails that case and the sweep
 // goes on; the last failure lists every failing case on one line.
@@ -412,7 +464,8 @@ TEST(SoftmaxFusedGpu, ForwardShapesMatchFloat64) {
       {333, 16},   {1001, 24},    {1001, 32},  {257, 40},    {1001, 64}, {4099, 128},
       {77, 248},   {1, 1024},     {11, 4096},  {5003, 4096}, {9, 50304}, {601, 50304},
       {2, 115712}, {3, 65536},    {7, 1023},   {3, 12288},   {1, 32},    {2, 64},
-      {1001, 2048}, {77, 32768},  {1, 524296}};
+      {1001, 2048}, {77, 32768},  {1, 524296}, {67, 32769}, {7, 32776}, {6, 40000},
+      {6, 90120},   {6, 131072},  {6, 262144}};
   std::vector<std::string> failed;
   for (auto dtype : {at::kFloat, at::kBFloat16}) {
     for (const auto& s : sizes) {
