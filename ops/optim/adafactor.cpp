@@ -90,10 +90,7 @@ void Adafactor::step_fused(const std::vector<at::Tensor>& grads) {
 #ifdef GPTBENCH_WITH_CUDA
   using namespace optim;
   const bool bf16 = grads[0].scalar_type() == at::kBFloat16;
-  auto key = pointer_key(grads);
-  for (const void* q : pointer_key(params_)) key.push_back(q);
-  key.push_back(reinterpret_cast<const void*>(static_cast<uintptr_t>(bf16)));
-  if (key != table_key_) {
+  if (tables_.stale(params_, grads)) {
     // Scratch layout: two stats per fused tensor, the row and column sums, the band counters;
     // zeroed once here, kept zero by the steps (adafactor_kernels.h).
     std::vector<size_t> fused;
@@ -171,10 +168,7 @@ void Adafactor::step_fused(const std::vector<at::Tensor>& grads) {
       }
       rows.push_back(t);
     }
-    table_ = upload_table(rows, params_[0].device());
-    tiles_ = upload_table(tiles, params_[0].device());
-    num_tiles_ = static_cast<int64_t>(tiles.size());
-    table_key_ = key;
+    tables_.store(rows, tiles, params_[0].device());
   }
   const double t = static_cast<double>(step_);
   AdafactorScalars s{};
@@ -189,8 +183,8 @@ void Adafactor::step_fused(const std::vector<at::Tensor>& grads) {
   s.parity = static_cast<int32_t>(step_ & 1);
   const int64_t num_tensors = static_cast<int64_t>(params_.size() - unfused_.size());
   if (num_tensors > 0)
-    adafactor_step_cuda(reinterpret_cast<const AdafactorTensor*>(table_.data_ptr()), num_tensors,
-                        reinterpret_cast<const AdafactorTile*>(tiles_.data_ptr()), num_tiles_,
+    adafactor_step_cuda(tables_.rows<AdafactorTensor>(), num_tensors,
+                        tables_.items<AdafactorTile>(), tables_.num_items(),
                         bf16 ? GradType::kBF16 : GradType::kF32, s,
                         at::cuda::getCurrentCUDAStream().stream());
   for (size_t i : unfused_) reference_one(i, grads[i]);

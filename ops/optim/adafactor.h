@@ -11,6 +11,7 @@
 // "relative step" switched off). State: rows + cols floats per matrix, n per vector.
 // Fused path: four launches over every 1-D and 2-D tensor (adafactor.cu); tensors of more
 // dimensions take the reference step inside the fused path.
+#include "ops/optim/device_table.h"
 #include "ops/optim/optimizer.h"
 
 #include <optional>
@@ -49,9 +50,8 @@ class Adafactor : public FusedOptimizer {
 
   AdafactorOptions opt_;
   std::vector<at::Tensor> row_, col_, var_;  // undefined where not used
-  at::Tensor table_, tiles_, scratch_;
-  std::vector<const void*> table_key_;
-  int64_t num_tiles_ = 0;
+  optim::LaunchTables tables_;  // tensor rows and tiles (fused path)
+  at::Tensor scratch_;
   std::vector<size_t> unfused_;  // tensors of > 2 dimensions
 };
 

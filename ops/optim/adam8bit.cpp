@@ -178,10 +178,7 @@ void Adam8bit::step_fused(const std::vector<at::Tensor>& grads) {
 #ifdef GPTBENCH_WITH_CUDA
   using namespace optim;
   const bool bf16 = grads[0].scalar_type() == at::kBFloat16;
-  auto key = pointer_key(grads);
-  for (const void* q : pointer_key(params_)) key.push_back(q);
-  key.push_back(reinterpret_cast<const void*>(static_cast<uintptr_t>(bf16)));
-  if (key != table_key_) {
+  if (tables_.stale(params_, grads)) {
     std::vector<Adam8bitTensor> rows;
     std::vector<int64_t> sizes;
     for (size_t i = 0; i < params_.size(); ++i) {
@@ -200,24 +197,11 @@ void Adam8bit::step_fused(const std::vector<at::Tensor>& grads) {
       rows.push_back(t);
       sizes.push_back(t.n);
     }
-    const auto chunks = make_chunks(sizes);
-    table_ = upload_table(rows, params_[0].device());
-    chunks_ = upload_table(chunks, params_[0].device());
-    num_chunks_ = static_cast<int64_t>(chunks.size());
-    table_key_ = key;
+    tables_.store_chunked(rows, sizes, params_[0].device());
   }
-  const double t = static_cast<double>(step_);
-  Adam8bitScalars s{};
-  s.beta1 = static_cast<float>(opt_.beta1);
-  s.one_minus_beta1 = static_cast<float>(1 - opt_.beta1);
-  s.beta2 = static_cast<float>(opt_.beta2);
-  s.one_minus_beta2 = static_cast<float>(1 - opt_.beta2);
-  s.decay = static_cast<float>(1 - opt_.lr * opt_.weight_decay);
-  s.step_size = static_cast<float>(opt_.lr / (1 - std::pow(opt_.beta1, t)));
-  s.inv_sqrt_bc2 = static_cast<float>(1 / std::sqrt(1 - std::pow(opt_.beta2, t)));
-  s.eps = static_cast<float>(opt_.eps);
-  adam8bit_step_cuda(reinterpret_cast<const Adam8bitTensor*>(table_.data_ptr()),
-                     reinterpret_cast<const ChunkRef*>(chunks_.data_ptr()), num_chunks_,
+  const AdamScalars s =
+      adam_scalars(opt_.lr, opt_.beta1, opt_.beta2, opt_.eps, opt_.weight_decay, step_);
+  adam8bit_step_cuda(tables_.rows<Adam8bitTensor>(), tables_.items(), tables_.num_items(),
                      bf16 ? GradType::kBF16 : GradType::kF32, s, maps_.data_ptr<float>(),
                      buckets_.data_ptr<uint8_t>(), at::cuda::getCurrentCUDAStream().stream());
 #else

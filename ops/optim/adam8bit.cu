@@ -48,7 +48,7 @@ __device__ __forceinline__ float sqrt_approx(float x) {
 // New moments (rounded products and sums, no FMA: the requantisation must match the reference)
 // and the parameter update.
 __device__ __forceinline__ void adam_elem(float& p, float g, float& m, float& v,
-                                          const Adam8bitScalars& s) {
+                                          const AdamScalars& s) {
   m = __fadd_rn(__fmul_rn(s.beta1, m), __fmul_rn(s.one_minus_beta1, g));
   v = __fadd_rn(__fmul_rn(s.beta2, v), __fmul_rn(s.one_minus_beta2, __fmul_rn(g, g)));
   const float denom = fmaf(sqrt_approx(v), s.inv_sqrt_bc2, s.eps);
@@ -89,7 +89,7 @@ __device__ __forceinline__ uint8_t code_v(const SharedMaps& sm, float x) {
 // Lane owns elements 4·lane + 128·k + j, k < 2, j < 4: coalesced 16-byte loads.
 template <typename G>
 __device__ __forceinline__ void quant_full(const Adam8bitTensor& t, int64_t b0,
-                                           const SharedMaps& sm, const Adam8bitScalars& s) {
+                                           const SharedMaps& sm, const AdamScalars& s) {
   const int ln = threadIdx.x % 32;
   const int64_t blk = b0 / kBlock;
   float4 pp[2], gg[2];
@@ -136,7 +136,7 @@ __device__ __forceinline__ void quant_full(const Adam8bitTensor& t, int64_t b0,
 // One quantisation block (up to 256 elements starting at element `b0` of tensor t), one warp.
 template <typename G>
 __device__ void quant_block(const Adam8bitTensor& t, int64_t b0, const SharedMaps& sm,
-                            const Adam8bitScalars& s) {
+                            const AdamScalars& s) {
   const int64_t len = min(static_cast<int64_t>(kBlock), t.n - b0);
   if (t.vec && len == kBlock) {
     quant_full<G>(t, b0, sm, s);
@@ -180,7 +180,7 @@ __device__ void quant_block(const Adam8bitTensor& t, int64_t b0, const SharedMap
 
 // Up to 256 elements at b0 of a tensor with fp32 states, one warp.
 template <typename G>
-__device__ void fp32_block(const Adam8bitTensor& t, int64_t b0, const Adam8bitScalars& s) {
+__device__ void fp32_block(const Adam8bitTensor& t, int64_t b0, const AdamScalars& s) {
   const int64_t len = min(static_cast<int64_t>(kBlock), t.n - b0);
   float* __restrict__ p = t.p + b0;
   const G* __restrict__ g = static_cast<const G*>(t.g) + b0;
@@ -198,7 +198,7 @@ __device__ void fp32_block(const Adam8bitTensor& t, int64_t b0, const Adam8bitSc
 // Block b (< kBlocksPerChunk) of a chunk, one warp; blocks past the tensor's end are skipped.
 template <typename G>
 __device__ __forceinline__ void chunk_block(const Adam8bitTensor& t, const ChunkRef& ref, int b,
-                                            const SharedMaps& sm, const Adam8bitScalars& s) {
+                                            const SharedMaps& sm, const AdamScalars& s) {
   const int64_t b0 = static_cast<int64_t>(ref.chunk) * kChunkElems + static_cast<int64_t>(b) * kBlock;
   if (b0 >= t.n) return;
   if (t.quantized)
@@ -213,7 +213,7 @@ constexpr int kMinBlocks = 4;
 template <typename G>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
     adam8bit_kernel(const Adam8bitTensor* __restrict__ tensors,
-                    const ChunkRef* __restrict__ chunks, int64_t num_chunks, Adam8bitScalars s,
+                    const ChunkRef* __restrict__ chunks, int64_t num_chunks, AdamScalars s,
                     const float* __restrict__ maps, const uint8_t* __restrict__ buckets) {
   __shared__ SharedMaps sm;
   static_assert(sizeof(SharedMaps) == 4096 + kBucketBytes + kHalfBucketBytes,
@@ -248,7 +248,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
 
 template <typename G>
 void launch(const Adam8bitTensor* tensors, const ChunkRef* chunks, int64_t num_chunks,
-            const Adam8bitScalars& s, const float* maps, const uint8_t* buckets,
+            const AdamScalars& s, const float* maps, const uint8_t* buckets,
             cudaStream_t stream) {
   const int grid = grid_for(adam8bit_kernel<G>, num_chunks);
   adam8bit_kernel<G><<<grid, kThreads, 0, stream>>>(tensors, chunks, num_chunks, s, maps,
@@ -259,7 +259,7 @@ void launch(const Adam8bitTensor* tensors, const ChunkRef* chunks, int64_t num_c
 }  // namespace
 
 void adam8bit_step_cuda(const Adam8bitTensor* tensors, const ChunkRef* chunks,
-                        int64_t num_chunks, GradType grad_type, const Adam8bitScalars& s,
+                        int64_t num_chunks, GradType grad_type, const AdamScalars& s,
                         const float* maps, const uint8_t* buckets, cudaStream_t stream) {
   if (num_chunks == 0) return;
   if (grad_type == GradType::kBF16)

@@ -10,6 +10,7 @@
 // The reference (LibTorch ops: index, bucketize, amax) and the kernel quantise with the same
 // table and the same fp32 operations, so they agree code for code up to rare ties (the kernel
 // finds the nearest code by a bucket lookup that is exact: quant_map.h).
+#include "ops/optim/device_table.h"
 #include "ops/optim/optimizer.h"
 
 namespace gptbench {
@@ -51,9 +52,7 @@ class Adam8bit : public FusedOptimizer {
   at::Tensor code_m_, mid_m_, code_v_, mid_v_;  // (256), (255) fp32 on the params' device
   at::Tensor maps_;                             // (1024) the four tables for the kernel
   at::Tensor buckets_;                          // uint8: signed, unsigned bucket tables (kernel)
-  at::Tensor table_, chunks_;
-  std::vector<const void*> table_key_;
-  int64_t num_chunks_ = 0;
+  optim::LaunchTables tables_;  // device launch tables (fused path)
 };
 
 // Quantises x (flat fp32) blockwise: codes (n) uint8 and absmax (ceil(n/256)) fp32, with the

@@ -24,15 +24,6 @@ struct Adam8bitTensor {
   int32_t vec;       // 1: pointers aligned for 16-byte (p, fp32 g), 8-byte (bf16 g), 4-byte codes
 };
 
-struct Adam8bitScalars {
-  float beta1, one_minus_beta1;
-  float beta2, one_minus_beta2;
-  float decay;         // 1 − lr·weight_decay
-  float step_size;     // lr / (1 − beta1^t)
-  float inv_sqrt_bc2;  // 1 / sqrt(1 − beta2^t)
-  float eps;
-};
-
 // maps: device array of 4×256 floats: signed code, signed midpoints, unsigned code, unsigned
 // midpoints (QuantMap in quant_map.h); buckets: device array (16-byte aligned) of the signed then
 // the unsigned bucket table (QuantBuckets), each padded with zeros to kAdam8bitBucketBytes.
@@ -41,7 +32,7 @@ struct Adam8bitScalars {
 //   p ← p·decay − step_size · m / (sqrt(v)·inv_sqrt_bc2 + eps)
 //   absmax ← max|m| (max v) over the 256-element block;  codes ← nearest(m / absmax)
 void adam8bit_step_cuda(const Adam8bitTensor* tensors, const ChunkRef* chunks,
-                        int64_t num_chunks, GradType grad_type, const Adam8bitScalars& s,
+                        int64_t num_chunks, GradType grad_type, const AdamScalars& s,
                         const float* maps, const uint8_t* buckets, cudaStream_t stream);
 
 // The kernel: sqrt.approx and __fdividef in the parameter step (not in the moments, so the

@@ -11,7 +11,7 @@ namespace optim {
 namespace {
 
 __device__ __forceinline__ void adamw_elem(float& p, float g, float& m, float& v,
-                                           const AdamWScalars& s) {
+                                           const AdamScalars& s) {
   p *= s.decay;
   m = s.beta1 * m + s.one_minus_beta1 * g;
   v = s.beta2 * v + s.one_minus_beta2 * (g * g);
@@ -22,7 +22,7 @@ __device__ __forceinline__ void adamw_elem(float& p, float g, float& m, float& v
 template <typename G>
 __global__ void __launch_bounds__(kThreads)
     adamw_kernel(const AdamWTensor* __restrict__ tensors, const ChunkRef* __restrict__ chunks,
-                 int64_t num_chunks, AdamWScalars s) {
+                 int64_t num_chunks, AdamScalars s) {
   for (int64_t c = blockIdx.x; c < num_chunks; c += gridDim.x) {
     const ChunkRef ref = chunks[c];
     const AdamWTensor t = tensors[ref.tensor];
@@ -58,7 +58,7 @@ __global__ void __launch_bounds__(kThreads)
 
 template <typename G>
 void launch(const AdamWTensor* tensors, const ChunkRef* chunks, int64_t num_chunks,
-            const AdamWScalars& s, cudaStream_t stream) {
+            const AdamScalars& s, cudaStream_t stream) {
   const int grid = grid_for(adamw_kernel<G>, num_chunks);
   adamw_kernel<G><<<grid, kThreads, 0, stream>>>(tensors, chunks, num_chunks, s);
   CUDA_CHECK_LAUNCH();
@@ -67,7 +67,7 @@ void launch(const AdamWTensor* tensors, const ChunkRef* chunks, int64_t num_chun
 }  // namespace
 
 void adamw_step_cuda(const AdamWTensor* tensors, const ChunkRef* chunks, int64_t num_chunks,
-                     GradType grad_type, const AdamWScalars& s, cudaStream_t stream) {
+                     GradType grad_type, const AdamScalars& s, cudaStream_t stream) {
   if (num_chunks == 0) return;
   if (grad_type == GradType::kBF16)
     launch<__nv_bfloat16>(tensors, chunks, num_chunks, s, stream);

@@ -3,6 +3,7 @@
 //   p ← p·(1 − lr·wd);  m ← β1·m + (1−β1)·g;  v ← β2·v + (1−β2)·g²;
 //   p ← p − lr/(1−β1^t) · m / (sqrt(v)/sqrt(1−β2^t) + eps)
 // State: m and v in fp32 (8 B/param). Fused path: one launch over all tensors (adamw.cu).
+#include "ops/optim/device_table.h"
 #include "ops/optim/optimizer.h"
 
 namespace gptbench {
@@ -32,9 +33,7 @@ class AdamW : public FusedOptimizer {
  private:
   AdamWOptions opt_;
   std::vector<at::Tensor> m_, v_;
-  at::Tensor table_, chunks_;  // device launch tables (fused path)
-  std::vector<const void*> table_key_;
-  int64_t num_chunks_ = 0;
+  optim::LaunchTables tables_;  // device launch tables (fused path)
 };
 
 }  // namespace gptbench

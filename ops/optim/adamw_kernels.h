@@ -19,21 +19,11 @@ struct AdamWTensor {
   int32_t pad;
 };
 
-// Per-step scalars, computed on the host in double and rounded once.
-struct AdamWScalars {
-  float beta1, one_minus_beta1;
-  float beta2, one_minus_beta2;
-  float decay;         // 1 − lr·weight_decay
-  float step_size;     // lr / (1 − beta1^t)
-  float inv_sqrt_bc2;  // 1 / sqrt(1 − beta2^t)
-  float eps;
-};
-
 // tensors, chunks: device arrays. The element update (as torch::optim::AdamW):
 //   p ← p·decay;  m ← β1·m + (1−β1)·g;  v ← β2·v + (1−β2)·g²;
 //   p ← p − step_size · m / (sqrt(v)·inv_sqrt_bc2 + eps)
 void adamw_step_cuda(const AdamWTensor* tensors, const ChunkRef* chunks, int64_t num_chunks,
-                     GradType grad_type, const AdamWScalars& s, cudaStream_t stream);
+                     GradType grad_type, const AdamScalars& s, cudaStream_t stream);
 
 }  // namespace optim
 }  // namespace gptbench

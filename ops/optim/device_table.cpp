@@ -18,5 +18,14 @@ std::vector<const void*> pointer_key(const std::vector<at::Tensor>& tensors) {
   return key;
 }
 
+bool LaunchTables::stale(const std::vector<at::Tensor>& params,
+                         const std::vector<at::Tensor>& grads) {
+  pending_ = pointer_key(grads);
+  for (const void* q : pointer_key(params)) pending_.push_back(q);
+  const bool bf16 = !grads.empty() && grads[0].scalar_type() == at::kBFloat16;
+  pending_.push_back(reinterpret_cast<const void*>(static_cast<uintptr_t>(bf16)));
+  return pending_ != key_;
+}
+
 }  // namespace optim
 }  // namespace gptbench

@@ -3,6 +3,7 @@
 // paper's reference implementation (lr 1e-4, betas (0.9, 0.99), weight decay 0):
 //   c ← β1·m + (1−β1)·g;  p ← p·(1 − lr·wd) − lr·sign(c);  m ← β2·m + (1−β2)·g
 // State: m in fp32 (4 B/param). Fused path: one launch over all tensors (lion.cu).
+#include "ops/optim/device_table.h"
 #include "ops/optim/optimizer.h"
 
 namespace gptbench {
@@ -30,9 +31,7 @@ class Lion : public FusedOptimizer {
  private:
   LionOptions opt_;
   std::vector<at::Tensor> m_;
-  at::Tensor table_, chunks_;
-  std::vector<const void*> table_key_;
-  int64_t num_chunks_ = 0;
+  optim::LaunchTables tables_;  // device launch tables (fused path)
 };
 
 }  // namespace gptbench

@@ -1,5 +1,6 @@
 #include "ops/optim/multi_tensor.h"
 
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 
@@ -16,6 +17,21 @@ std::vector<ChunkRef> make_chunks(const std::vector<int64_t>& numels, int64_t ch
       out.push_back({static_cast<int32_t>(t), static_cast<int32_t>(c)});
   }
   return out;
+}
+
+AdamScalars adam_scalars(double lr, double beta1, double beta2, double eps, double weight_decay,
+                         int64_t t) {
+  const double steps = static_cast<double>(t);
+  AdamScalars s{};
+  s.beta1 = static_cast<float>(beta1);
+  s.one_minus_beta1 = static_cast<float>(1 - beta1);
+  s.beta2 = static_cast<float>(beta2);
+  s.one_minus_beta2 = static_cast<float>(1 - beta2);
+  s.decay = static_cast<float>(1 - lr * weight_decay);
+  s.step_size = static_cast<float>(lr / (1 - std::pow(beta1, steps)));
+  s.inv_sqrt_bc2 = static_cast<float>(1 / std::sqrt(1 - std::pow(beta2, steps)));
+  s.eps = static_cast<float>(eps);
+  return s;
 }
 
 bool all_aligned(std::initializer_list<const void*> ptrs, uintptr_t bytes) {

@@ -26,6 +26,21 @@ std::vector<ChunkRef> make_chunks(const std::vector<int64_t>& numels,
 // Gradient element type of a launch: fp32 or bf16 (parameters and states stay fp32).
 enum class GradType : int32_t { kF32 = 0, kBF16 = 1 };
 
+// Per-step scalars of the Adam update (AdamW and 8-bit Adam), computed on the host in double
+// and rounded once.
+struct AdamScalars {
+  float beta1, one_minus_beta1;
+  float beta2, one_minus_beta2;
+  float decay;         // 1 − lr·weight_decay
+  float step_size;     // lr / (1 − beta1^t)
+  float inv_sqrt_bc2;  // 1 / sqrt(1 − beta2^t)
+  float eps;
+};
+
+// The scalars of step t (1 on the first step).
+AdamScalars adam_scalars(double lr, double beta1, double beta2, double eps, double weight_decay,
+                         int64_t t);
+
 // True when every pointer is aligned to `bytes` (null pointers count as aligned).
 bool all_aligned(std::initializer_list<const void*> ptrs, uintptr_t bytes);
 
