@@ -1,13 +1,17 @@
 // FlashAttention-2 forward (Dao 2023, Algorithm 1) with mma.sync m16n8k16 on tensor cores.
 //
 // One thread block per (query tile of kBlockM = 128 rows, batch·head). Tiles (flash_tiles.h):
-// d = 64 and 128: 4 warps of 32 query rows (two 16-row slices) each, key/value tiles of 64 keys
-// (d = 64) or 32 (d = 128); d <= 32: 8 warps of 16 rows, key tiles of 64. A row's softmax
+// d = 64 and 128: 4 warps of 32 query rows (two 16-row slices) each, key/value tiles of 128 keys
+// (d = 64) or 64 (d = 128); d <= 32: 8 warps of 16 rows, key tiles of 64. A row's softmax
 // statistics live in the four lanes of one quad and never cross warps; 32 rows per warp let each
 // K and V fragment read from shared memory (ldmatrix) feed two MMAs instead of one. The query tile
-// is staged in shared memory once; its A fragments stay in registers where they fit (d <= 64) and
-// are re-read with ldmatrix per key tile at d = 128 (next to 128 O and 32 S accumulators).
-// Key/value tiles are double-buffered with cp.async: tile j+1 is in flight while tile j is used.
+// is staged in shared memory once; its A fragments stay in registers where they fit (d <= 32) and
+// are re-read with ldmatrix per key tile at d = 64 and 128 (next to the O and S accumulators:
+// 64 + 128 at d = 64, 128 + 64 at d = 128).
+// Key/value tiles are double-buffered with cp.async: tile j+1 is in flight while tile j is used,
+// one barrier per tile. At 32 rows per warp, V_{j+1}'s copies are issued after tile j's softmax
+// (K_{j+1}'s at the top): issued next to K's, their addresses stay live across S = Q Kᵀ and the
+// large tiles spill (flash_tiles.h).
 // Per key tile, each warp computes S = Q Kᵀ (fp32 accumulators in registers), applies the mask
 // only on tiles that can hold masked elements (causal diagonal, tails beyond L), updates the
 // running row max m and row sum l (online softmax in base 2: p = 2^(s·scale·log2e − m·...)),
@@ -21,7 +25,7 @@
 // written with 16-byte stores; lse = m·scale + ln l (natural log, as LibTorch's logsumexp).
 //
 // Shared memory per block: (kBlockM + 4·kBlockN) rows × (d + 8) × 2 bytes = 18 KB (d=16),
-// 30 KB (32), 54 KB (64), 68 KB (128); two blocks per SM.
+// 30 KB (32), 90 KB (64), 102 KB (128); two blocks per SM.
 #include <cfloat>
 #include <stdexcept>
 #include <string>
@@ -51,14 +55,20 @@ struct FwdTraits {
   static constexpr int kAccRegs = kMT * (kD + kBlockN) / 2;
   static constexpr int kQRegs = kMT * kD / 4;
   // Q fragments stay in registers while accumulators and fragments take at most 160 registers;
-  // beyond (32 rows per warp at d = 128, or with 128-key tiles) they are re-read from shared
-  // memory with ldmatrix for every key tile.
+  // beyond (32 rows per warp at d = 128, or with 128-key tiles at d = 64) they are re-read from
+  // shared memory with ldmatrix for every key tile.
   static constexpr bool kQInRegs = kAccRegs + kQRegs <= 160;
   // Two blocks per SM where that allows the registers needed: at 128 threads that is no cap
   // (255); at 256 threads a cap of 128, enough while accumulators and Q fit in 96 (d ≤ 64 at
   // 16 rows per warp).
   static constexpr int kMinBlocks =
       (kThreads == 128 || (kThreads == 256 && kAccRegs + kQRegs <= 96)) ? 2 : 1;
+  // V's copies for the next tile issued after this tile's softmax, where only P and O are live,
+  // rather than with K's at the top of the tile: the 32-row warps' large tiles need it (with V
+  // issued next to K, d = 128 × 64 keys spilled 60 bytes, d = 64 × 128 keys 8). The 16-row warps
+  // keep V next to K: late V was 10% slower at d = 32 (H200), presumably as its copies then
+  // have only the short P V phase to land before the next tile's wait.
+  static constexpr bool kLateV = kMT == 2;
   static_assert(kBlockM == kWarps * kMT * 16 && (kMT == 1 || kMT == 2), "16 or 32 rows per warp");
   static_assert(kBlockN % 16 == 0 && kD % 16 == 0, "tiles are multiples of 16");
   static_assert(kSmemBytes == (kBlockM + 4 * kBlockN) * kStride * 2, "smem layout");
@@ -146,7 +156,14 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
         for (int kk = 0; kk < kKT; ++kk)
           ldmatrix_x4(q_frag[mt][kk], sQ + q_lane + (mt * 16 * kStride + kk * 16) * 2);
     }
-    if (j + 1 < n_blocks) {
+    // Tile j+1's copies: K's and V's now, or K's now and V's after the softmax (Tr::kLateV).
+    const bool has_next = j + 1 < n_blocks;
+    const uint32_t next_buf = ((j + 1) & 1) * kTileBytes;
+    if constexpr (Tr::kLateV) {
+      if (has_next)
+        load_tile<kBlockN, kD, kStride, kThreads>(sK + next_buf, gK, k_row, (j + 1) * kBlockN,
+                                                  L, tid);
+    } else if (has_next) {
       const int nb = (j + 1) & 1;
       load_tile<kBlockN, kD, kStride, kThreads>(sK + nb * kTileBytes, gK, k_row, (j + 1) * kBlockN,
                                                 L, tid);
@@ -234,6 +251,12 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
           acc_o[mt][i][2 * r + 1] *= alpha;
         }
       }
+    }
+
+    if (Tr::kLateV && has_next) {
+      load_tile<kBlockN, kD, kStride, kThreads>(sV + next_buf, gV, v_row, (j + 1) * kBlockN, L,
+                                                tid);
+      cp_async_commit();
     }
 
     // O += P V: V tile via ldmatrix.trans; each V fragment feeds kMT row slices.

@@ -18,11 +18,12 @@ struct FlashTile {
   int warps;    // warps per thread block
 };
 
-// Forward: 128 query rows per block. d = 64: 4 warps of 32 rows, key tiles of 64; d = 128:
-// 4 warps of 32 rows, key tiles of 32 (the 128 O and 64 S accumulators of 64-key tiles leave
-// ptxas a few registers short: a spill); d <= 32: 8 warps of 16 rows, key tiles of 64.
+// Forward: 128 query rows per block. d = 64 and 128: 4 warps of 32 rows, key tiles of 128
+// (d = 64) and 64 (d = 128): the 128 S accumulators at d = 64, and the 128 O + 64 S at d = 128,
+// fit 255 registers without spill only with V's copies issued after the softmax (flash_fwd.cu);
+// d <= 32: 8 warps of 16 rows, key tiles of 64.
 constexpr FlashTile flash_fwd_tile(int d) {
-  return d == 128 ? FlashTile{128, 32, 4} : d == 64 ? FlashTile{128, 64, 4} : FlashTile{128, 64, 8};
+  return d == 128 ? FlashTile{128, 64, 4} : d == 64 ? FlashTile{128, 128, 4} : FlashTile{128, 64, 8};
 }
 // Backward: 16 keys per warp; key tiles of 128 (8 warps) for d >= 64, of 64 (4 warps) below;
 // query tiles of 64 rows, 32 at d = 128 (64 would need more than 255 registers: the dK, dV

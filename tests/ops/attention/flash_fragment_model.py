@@ -88,8 +88,8 @@ def check(name, got, want):
 for D in (16, 32, 64, 128):
     stride = D + 8
     # ------- forward (flash_tiles.h): Q tile of 128 rows; warp w owns MT 16-row slices from
-    # row w*16*MT (MT = 2 for d >= 64, else 1); K, V tiles of BN rows (32 at d = 128, else 64) ---
-    BM, BN = 128, (32 if D == 128 else 64)
+    # row w*16*MT (MT = 2 for d >= 64, else 1); K, V tiles of BN rows (128 at d = 64, else 64) ---
+    BM, BN = 128, (128 if D == 64 else 64)
     MT = 2 if D >= 64 else 1
     warps = BM // (16 * MT)
     Q = np.zeros((BM, stride)); Q[:, :D] = rng.standard_normal((BM, D))
