@@ -20,7 +20,8 @@
 //               head:<torch|fused>/accum:<k>/mode:<eager|graph>
 // Default: each --gptbench_models size at B×T of the options; bf16 with torch_fused, torch and
 // ours, eager and graph; the other selected precisions with torch_fused; 2·B in bf16; the
-// fused head eager with torch_fused, and in a graph with our adamw at B and 2·B.
+// fused head eager with torch_fused, and in a graph with our adamw at B and 2·B, with SDPA's
+// default backend and with its cuDNN backend forced (attn:cudnn, the fastest on Hopper).
 // --gptbench_full=true adds the batch sweep 1…64 (eager and graph; out of memory is a skipped
 // point) with either head, every optimizer in both modes, naive attention, our flash attention
 // with the fused head, and gradient accumulation 2, 4, 8.
@@ -103,7 +104,8 @@ GPTBENCH_FAMILY(train_step) {
     const std::string best_opt = has_optimizer("adamw") ? "adamw" : "torch_fused";
     add(model, main_prec, o.batch, "torch_fused", AttnImpl::kSdpa, 1, false, LmHead::kFused);
     for (int64_t b : {o.batch, 2 * o.batch})
-      add(model, main_prec, b, best_opt, AttnImpl::kSdpa, 1, true, LmHead::kFused);
+      for (AttnImpl attn : {AttnImpl::kSdpa, AttnImpl::kCudnn})
+        add(model, main_prec, b, best_opt, attn, 1, true, LmHead::kFused);
     if (!o.full) continue;
 
     // Full sweeps.

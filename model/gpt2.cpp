@@ -1,12 +1,14 @@
 #include "model/gpt2.h"
 
 #include "ops/attention/flash.h"
+#include "ops/attention_ref.h"
 #include "ops/cross_entropy.h"
 
 #include <ATen/ATen.h>
 #include <torch/nn/init.h>
 
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
 namespace gptbench {
@@ -15,8 +17,9 @@ AttnImpl parse_attn_impl(const std::string& name) {
   if (name == "naive") return AttnImpl::kNaive;
   if (name == "sdpa") return AttnImpl::kSdpa;
   if (name == "flash") return AttnImpl::kFlash;
+  if (name == "cudnn") return AttnImpl::kCudnn;
   throw std::invalid_argument("unknown attention implementation '" + name +
-                              "'; valid: naive, sdpa, flash");
+                              "'; valid: naive, sdpa, flash, cudnn");
 }
 
 const char* attn_impl_name(AttnImpl impl) {
@@ -24,6 +27,7 @@ const char* attn_impl_name(AttnImpl impl) {
     case AttnImpl::kNaive: return "naive";
     case AttnImpl::kSdpa: return "sdpa";
     case AttnImpl::kFlash: return "flash";
+    case AttnImpl::kCudnn: return "cudnn";
   }
   return "?";
 }
@@ -31,9 +35,17 @@ const char* attn_impl_name(AttnImpl impl) {
 torch::Tensor causal_attention(const torch::Tensor& q, const torch::Tensor& k,
                                const torch::Tensor& v, AttnImpl impl) {
   if (impl == AttnImpl::kFlash) return flash_attention(q, k, v, /*causal=*/true);
-  if (impl == AttnImpl::kSdpa)
+  if (impl == AttnImpl::kSdpa || impl == AttnImpl::kCudnn) {
+    // The backward is the forward's backend's (autograd records the cuDNN op), so the guard
+    // needs to cover the forward only.
+    std::optional<SdpBackendGuard> only_cudnn;
+    if (impl == AttnImpl::kCudnn) {
+      TORCH_CHECK(q.is_cuda(), "attention 'cudnn' is SDPA's cuDNN backend: it needs CUDA tensors");
+      only_cudnn.emplace(AttnBackend::kSdpaCudnn);
+    }
     return at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, /*dropout_p=*/0.0,
                                             /*is_causal=*/true);
+  }
   const int64_t T = q.size(-2);
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
   auto att = at::matmul(q, k.transpose(-2, -1)) * scale;  // (B, H, T, T)

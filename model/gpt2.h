@@ -17,11 +17,14 @@
 
 namespace gptbench {
 
-// naive: matmul, mask, softmax, matmul (L×L materialised); sdpa: at::scaled_dot_product_attention;
-// flash: our FlashAttention-2 kernel (ops/attention/flash.h; CUDA, bf16/fp16 activations).
-enum class AttnImpl { kNaive, kSdpa, kFlash };
+// naive: matmul, mask, softmax, matmul (L×L materialised); sdpa: at::scaled_dot_product_attention
+// with LibTorch's own backend choice (FlashAttention-2 first, as PyTorch from Python);
+// flash: our FlashAttention-2 kernel (ops/attention/flash.h; CUDA, bf16/fp16 activations);
+// cudnn: SDPA with only its cuDNN backend enabled (CUDA; on Hopper it is the fastest attention
+// LibTorch has, 1.3-1.9x its FlashAttention-2 in the attention family, but not its default).
+enum class AttnImpl { kNaive, kSdpa, kFlash, kCudnn };
 
-// "naive", "sdpa" or "flash"; throws std::invalid_argument naming the valid ones.
+// "naive", "sdpa", "flash" or "cudnn"; throws std::invalid_argument naming the valid ones.
 AttnImpl parse_attn_impl(const std::string& name);
 const char* attn_impl_name(AttnImpl impl);
 

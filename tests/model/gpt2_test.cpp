@@ -102,7 +102,9 @@ TEST(GPT2, ParseAttnImpl) {
   EXPECT_EQ(parse_attn_impl("naive"), AttnImpl::kNaive);
   EXPECT_EQ(parse_attn_impl("sdpa"), AttnImpl::kSdpa);
   EXPECT_EQ(parse_attn_impl("flash"), AttnImpl::kFlash);
+  EXPECT_EQ(parse_attn_impl("cudnn"), AttnImpl::kCudnn);
   EXPECT_STREQ(attn_impl_name(AttnImpl::kFlash), "flash");
+  EXPECT_STREQ(attn_impl_name(AttnImpl::kCudnn), "cudnn");
   EXPECT_THROW(parse_attn_impl("flash3"), std::invalid_argument);
 }
 
@@ -111,6 +113,18 @@ TEST(GPT2, SequenceLongerThanContextIsAnError) {
   GPT2 model(cfg);
   auto idx = at::zeros({1, 9}, at::kLong);
   EXPECT_THROW(model->forward(idx), c10::Error);
+}
+
+TEST(GPT2, CudnnAttentionNeedsCuda) {
+  auto cfg = model_config("custom:L=1,d=32,h=2,V=50,T=8");
+  GPT2 model(cfg, AttnImpl::kCudnn);
+  auto idx = at::zeros({1, 8}, at::kLong);
+  try {
+    model->forward(idx);
+    FAIL() << "expected an error";
+  } catch (const c10::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("needs CUDA tensors"), std::string::npos) << e.what();
+  }
 }
 
 TEST(GPT2, BF16OnGpu) {
@@ -123,14 +137,12 @@ TEST(GPT2, BF16OnGpu) {
   EXPECT_NEAR(loss, std::log(static_cast<double>(cfg.vocab)), 0.4);
 }
 
-// Our flash kernel as GPT-2's attention gives SDPA's loss and gradients. bf16 model: the two
-// attention paths round differently (bf16 P·V operands in ours, fp32 inside SDPA's kernels),
-// so the loss agrees to ~1e-3 relative and parameter gradients to a few 1e-2 (relative
-// Frobenius error; bf16 has 8 mantissa bits and the backward chains several bf16 products).
-TEST(GPT2, FlashAttentionMatchesSdpaLossAndGradients) {
-#ifndef GPTBENCH_WITH_CUDA
-  GTEST_SKIP() << "built without CUDA kernels";
-#endif
+// Our flash kernel, and SDPA forced to its cuDNN backend, as GPT-2's attention give SDPA's
+// (default backend's) loss and gradients. bf16 model: the attention paths round differently
+// (bf16 P·V operands in ours, fp32 inside SDPA's kernels), so the loss agrees to ~1e-3 relative
+// and parameter gradients to a few 1e-2 (relative Frobenius error; bf16 has 8 mantissa bits and
+// the backward chains several bf16 products).
+TEST(GPT2, FusedAttentionsMatchSdpaLossAndGradients) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA GPU";
   const c10::Device cuda(c10::kCUDA, 0);
   auto cfg = model_config("custom:L=2,d=256,h=4,V=1024,T=256");  // head dim 64
@@ -148,10 +160,17 @@ TEST(GPT2, FlashAttentionMatchesSdpaLossAndGradients) {
     return std::make_pair(loss.item<double>(), grads);
   };
   auto [loss_sdpa, g_sdpa] = run(AttnImpl::kSdpa);
-  auto [loss_flash, g_flash] = run(AttnImpl::kFlash);
-  EXPECT_NEAR(loss_flash, loss_sdpa, 2e-2);
-  for (size_t i = 0; i < g_sdpa.size(); ++i)
-    EXPECT_LT(relative_error(g_flash[i], g_sdpa[i]), 5e-2) << "parameter " << i;
+  std::vector<AttnImpl> impls = {AttnImpl::kCudnn};
+#ifdef GPTBENCH_WITH_CUDA
+  impls.push_back(AttnImpl::kFlash);
+#endif
+  for (AttnImpl impl : impls) {
+    SCOPED_TRACE(attn_impl_name(impl));
+    auto [loss, g] = run(impl);
+    EXPECT_NEAR(loss, loss_sdpa, 2e-2);
+    for (size_t i = 0; i < g_sdpa.size(); ++i)
+      EXPECT_LT(relative_error(g[i], g_sdpa[i]), 5e-2) << "parameter " << i;
+  }
 }
 
 }  // namespace
