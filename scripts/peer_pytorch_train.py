@@ -14,6 +14,7 @@ versions and device. Run it in the same device call as gptbench so the two share
     python3 scripts/peer_pytorch_train.py --steps 50 --warmup 10 > results/peer.json
 """
 import argparse
+import contextlib
 import json
 import math
 import statistics
@@ -92,10 +93,19 @@ def main():
     ap.add_argument("--pad-vocab", action="store_true",
                     help="pad the vocabulary to a multiple of 64 (50304) as nanoGPT does; the "
                          "loss still covers the 50257 real tokens")
+    ap.add_argument("--cudnn-attention", action="store_true",
+                    help="SDPA with only its cuDNN backend (the suite's attn:cudnn) instead of "
+                         "PyTorch's default choice (FlashAttention-2 first)")
     args = ap.parse_args()
     if not torch.cuda.is_available():
         print(json.dumps({"error": "no CUDA GPU"}))
         return 2
+
+    def sdpa_backends():
+        if not args.cudnn_attention:
+            return contextlib.nullcontext()
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        return sdpa_kernel([SDPBackend.CUDNN_ATTENTION])
 
     dev = torch.device("cuda")
     torch.manual_seed(args.seed)
@@ -115,7 +125,7 @@ def main():
         tgt_h.copy_(tokens[:, 1:])
         idx = idx_h.to(dev, non_blocking=True)
         tgt = tgt_h.to(dev, non_blocking=True)
-        with torch.autocast("cuda", dtype=torch.bfloat16):
+        with torch.autocast("cuda", dtype=torch.bfloat16), sdpa_backends():
             loss = model(idx, tgt)
         loss.backward()
         opt.step()
@@ -141,7 +151,8 @@ def main():
     tokens = args.batch * args.seq
     print(json.dumps({
         "peer": "pytorch-python eager sdpa AdamW(fused=True) bf16-autocast"
-                + (" padded-vocab" if args.pad_vocab else ""),
+                + (" padded-vocab" if args.pad_vocab else "")
+                + (" cudnn-attention" if args.cudnn_attention else ""),
         "model": args.model, "batch": args.batch, "seq": args.seq,
         "tokens_per_s": tokens / mean,
         "step_ms_mean": 1e3 * mean,
