@@ -244,7 +244,9 @@ TEST(FlashAttentionTiles, ForwardHeadGroups) {
         const long long per_head = 4ll * L * d;
         ASSERT_GE(g, 1);
         ASSERT_LE(g, heads);
-        if (per_head * heads <= kFlashFwdGroupBytes) EXPECT_EQ(g, heads) << heads << " " << L;
+        if (per_head * heads <= kFlashFwdGroupBytes) {
+          EXPECT_EQ(g, heads) << heads << " " << L;
+        }
         const int hg = flash_heads_per_group(heads, per_head, kFlashFwdGroupBytes);
         EXPECT_EQ(g, (heads + hg - 1) / hg <= 65535 ? hg : heads) << heads << " " << L << " " << d;
       }
