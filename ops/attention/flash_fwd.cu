@@ -19,7 +19,8 @@
 // memory round trip for P). The L×L matrix never exists.
 //
 // Causal: query tile m visits only key tiles up to its last row (flash_fwd_n_blocks); tiles are
-// scheduled heaviest first (blockIdx.y counts query tiles from the end).
+// scheduled heaviest first (blockIdx.y counts query tiles from the end). Where the K and V of
+// all heads exceed 32 MB, heads are scheduled group by group (flash_fwd_heads_per_group).
 // Tails: rows beyond L are zero-filled on load and masked; only rows < L are written.
 // Output: O / l is packed to 16 bits, staged through the warp's own rows of the Q buffer and
 // written with 16-byte stores; lse = m·scale + ln l (natural log, as LibTorch's logsumexp).
@@ -78,7 +79,7 @@ template <int kD>
 using FwdTile =
     FwdTraits<kD, flash_fwd_tile(kD).block_m, flash_fwd_tile(kD).block_n, flash_fwd_tile(kD).warps>;
 
-template <typename T, typename Tr>
+template <typename T, typename Tr, bool kGrouped>
 __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
     flash_fwd_kernel(const FlashFwdParams p) {
   constexpr int kD = Tr::kD, kBlockM = Tr::kBlockM, kBlockN = Tr::kBlockN;
@@ -95,9 +96,11 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
   const uint32_t sV = sK + 2 * kTileBytes;
 
   // blockIdx.y counts query tiles from the last: under the causal mask the heaviest tiles of
-  // every head start first. (Grouping heads for L2 locality, as the backward does, gained at
-  // most 2% at L = 16384 and lost 10% at L = 1024 to the tail of the last group.)
-  const int bh = blockIdx.x;
+  // every head (kGrouped: of every head of the group) start first. kGrouped: grid (heads per
+  // group, query tiles, groups), so the blocks resident at once share few heads' K and V in L2
+  // (H200, back-to-back launches: +7-12% at L = 16384, +5% at 4096; docs/flash_attention.md).
+  const int bh = kGrouped ? blockIdx.z * gridDim.x + blockIdx.x : blockIdx.x;
+  if (kGrouped && bh >= p.B * p.H) return;  // the last group may be short
   const int b = bh / p.H, h = bh % p.H;
   const int m_block = gridDim.y - 1 - blockIdx.y;
   const int L = p.L;
@@ -318,24 +321,33 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
   }
 }
 
-template <typename T, typename Tr>
-void launch(const FlashFwdParams& p, cudaStream_t stream) {
-  auto kernel = flash_fwd_kernel<T, Tr>;
+template <typename T, typename Tr, bool kGrouped>
+void launch(const FlashFwdParams& p, cudaStream_t stream, int group) {
+  auto kernel = flash_fwd_kernel<T, Tr, kGrouped>;
   if (Tr::kSmemBytes > 48 * 1024)
     CUDA_CHECK(
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tr::kSmemBytes));
-  const dim3 grid(p.B * p.H, flash_num_blocks(p.L, Tr::kBlockM));
+  const int bh = p.B * p.H, m_tiles = flash_num_blocks(p.L, Tr::kBlockM);
+  const dim3 grid = kGrouped ? dim3(group, m_tiles, (bh + group - 1) / group) : dim3(bh, m_tiles);
   kernel<<<grid, Tr::kThreads, Tr::kSmemBytes, stream>>>(p);
   CUDA_CHECK_LAUNCH();
 }
 
+// One group: the 2-D grid (B·H, query tiles) of the ungrouped kernel; else the grouped one.
+template <typename T, typename Tr>
+void launch(const FlashFwdParams& p, cudaStream_t stream, int group) {
+  if (group < p.B * p.H) launch<T, Tr, true>(p, stream, group);
+  else launch<T, Tr, false>(p, stream, group);
+}
+
 template <typename T>
 void dispatch_d(const FlashFwdParams& p, cudaStream_t stream) {
+  const int group = flash_fwd_heads_per_group(p.B * p.H, p.L, p.d);
   switch (p.d) {
-    case 16: return launch<T, FwdTile<16>>(p, stream);
-    case 32: return launch<T, FwdTile<32>>(p, stream);
-    case 64: return launch<T, FwdTile<64>>(p, stream);
-    case 128: return launch<T, FwdTile<128>>(p, stream);
+    case 16: return launch<T, FwdTile<16>>(p, stream, group);
+    case 32: return launch<T, FwdTile<32>>(p, stream, group);
+    case 64: return launch<T, FwdTile<64>>(p, stream, group);
+    case 128: return launch<T, FwdTile<128>>(p, stream, group);
     default:
       throw std::invalid_argument("flash attention: head dim " + std::to_string(p.d) +
                                   " unsupported (16, 32, 64, 128)");

@@ -94,4 +94,15 @@ inline int flash_heads_per_group(int bh_count, long long bytes_per_head,
   return (bh_count + groups - 1) / groups;
 }
 
+// Forward block scheduling: the same grouping of heads, each group's blocks heaviest query tile
+// first, so that the blocks resident at once stream few heads' K and V (4·L·d bytes per head)
+// instead of every head's (805 MB at B = 8, H = 12, L = 16384, d = 128). Budget 32 MB (16, 32 and
+// 64 MB timed on the H200, 2026-11-24: 32 best); one group (grid as before grouping: every
+// head's heaviest tile first) where all heads fit it, or where the groups would not fit gridDim.z.
+constexpr long long kFlashFwdGroupBytes = 32ll << 20;
+inline int flash_fwd_heads_per_group(int bh_count, int L, int d) {
+  const int g = flash_heads_per_group(bh_count, 4ll * L * d, kFlashFwdGroupBytes);
+  return (bh_count + g - 1) / g > 65535 ? bh_count : g;
+}
+
 }  // namespace gptbench

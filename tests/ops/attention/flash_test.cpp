@@ -227,6 +227,31 @@ TEST(FlashAttentionTiles, HeadGroupsFitTheBudgetAndBalance) {
   }
 }
 
+// Forward head groups: one group (the ungrouped grid) where the K and V of all heads (4·L·d
+// bytes per head) fit kFlashFwdGroupBytes; else flash_heads_per_group with that budget, unless
+// the groups would exceed gridDim.z's 65535.
+TEST(FlashAttentionTiles, ForwardHeadGroups) {
+  EXPECT_EQ(flash_fwd_heads_per_group(96, 1024, 64), 96);   // 24 MB in all: one group
+  EXPECT_EQ(flash_fwd_heads_per_group(96, 1024, 128), 48);  // 48 MB: two groups
+  EXPECT_EQ(flash_fwd_heads_per_group(96, 4096, 128), 16);  // 2 MB per head: 6 groups
+  EXPECT_EQ(flash_fwd_heads_per_group(96, 16384, 64), 8);   // 4 MB per head: 12 groups
+  EXPECT_EQ(flash_fwd_heads_per_group(96, 16384, 128), 4);  // 8 MB per head: 24 groups
+  EXPECT_EQ(flash_fwd_heads_per_group(300000, 16384, 128), 300000);  // 75000 groups: one
+  for (int heads : {1, 7, 96, 70000})
+    for (int L : {1, 1000, 4096, 16384, 100000})
+      for (int d : {16, 32, 64, 128}) {
+        const int g = flash_fwd_heads_per_group(heads, L, d);
+        const long long per_head = 4ll * L * d;
+        ASSERT_GE(g, 1);
+        ASSERT_LE(g, heads);
+        if (per_head * heads <= kFlashFwdGroupBytes) {
+          EXPECT_EQ(g, heads) << heads << " " << L;
+        }
+        const int hg = flash_heads_per_group(heads, per_head, kFlashFwdGroupBytes);
+        EXPECT_EQ(g, (heads + hg - 1) / hg <= 65535 ? hg : heads) << heads << " " << L << " " << d;
+      }
+}
+
 // ---- Error paths (CPU) ---------------------------------------------------------------------------
 
 // The c10::Error message of f(), or "" when it does not throw one.
