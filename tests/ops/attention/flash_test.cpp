@@ -200,10 +200,12 @@ TEST(FlashAttentionTiles, SharedMemoryFitsOneHopperBlock) {
   // d <= 32): shared memory must leave room for them (228 KB, 1 KB reserved per block). The
   // 8-warp backward (d = 64, 128) runs one block per SM, which its registers impose anyway.
   for (int d : {16, 32, 64, 128}) {
-    if (flash_fwd_tile(d).warps == 4)
+    if (flash_fwd_tile(d).warps == 4) {
       EXPECT_LE(2 * (flash_fwd_smem_bytes(d) + 1024), 228 * 1024) << d;
-    if (flash_bwd_tile(d).warps == 4)
+    }
+    if (flash_bwd_tile(d).warps == 4) {
       EXPECT_LE(2 * (flash_bwd_smem_bytes(d) + 1024), 228 * 1024) << d;
+    }
   }
 }
 
@@ -216,7 +218,9 @@ TEST(FlashAttentionTiles, HeadGroupsFitTheBudgetAndBalance) {
       const int g = flash_heads_per_group(heads, per_head);
       ASSERT_GE(g, 1);
       ASSERT_LE(g, heads);
-      if (per_head <= kFlashL2GroupBytes) EXPECT_LE(g * per_head, kFlashL2GroupBytes);
+      if (per_head <= kFlashL2GroupBytes) {
+        EXPECT_LE(g * per_head, kFlashL2GroupBytes);
+      }
       const int groups = (heads + g - 1) / g;
       EXPECT_LT(groups * g - heads, groups) << heads << " " << per_head;  // last group not short
       // As few groups as the budget allows.
