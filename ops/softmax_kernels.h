@@ -12,9 +12,9 @@ enum class SoftmaxDtype { kFloat32, kBFloat16 };
 
 // How a launcher will run a problem (chosen by softmax_plan; exposed for tests and docs).
 enum class SoftmaxPath {
-  kWarpVec,       // one warp per row, the row in registers, 16-byte loads (cols <= 1024); the
-                  // fp32 forward of <= 64 columns takes two rows per warp
-  kWarpScalar,    // one warp per row, the row in registers, element loads (cols <= 1024)
+  kWarpVec,       // cols <= 1024: a group of `lanes` lanes per row (a power of two <= 32; 32 /
+                  // lanes rows per warp), the row in registers (`values` per lane), 16-byte loads
+  kWarpScalar,    // the same with element loads (cols <= 1024)
   kBlockRegs,     // forward, cols > 1024, 16-byte loads: the row on chip across the row_warps
                   // warps of a block, or of a cluster of `cluster` blocks; `values` per thread.
                   // Up to 32,768 columns the row is in registers (32 values per thread; 64 for
@@ -36,7 +36,9 @@ struct SoftmaxPlan {
   int cluster = 1;     // kBlockRegs: blocks per row (a thread-block cluster when > 1)
   int row_warps = 0;   // kBlockRegs: warps of a block that share a row (a block holds
                        // threads / 32 / row_warps rows)
-  int values = 0;      // kBlockRegs: values of the row per thread (registers and shared memory)
+  int values = 0;      // kBlockRegs: values of the row per thread (registers and shared memory);
+                       // warp paths: values of the row per lane (registers)
+  int lanes = 0;       // warp paths: lanes per row
 };
 
 // The plan the launchers use for this problem. `backward` stages two rows (y and dy).

@@ -154,7 +154,6 @@ TEST(SoftmaxPlan, PathsBySize) {
   EXPECT_EQ(plan(1024, SoftmaxDtype::kBFloat16).path, P::kWarpVec);
   EXPECT_EQ(plan(1024, SoftmaxDtype::kBFloat16).threads, 128);  // one row per warp, 4 per block
   EXPECT_EQ(plan(1024, SoftmaxDtype::kBFloat16).smem_bytes, 0);
-  // fp32 rows of <= 64 columns (two rows per warp in the forward launcher) stay on the warp path.
   EXPECT_EQ(plan(64, SoftmaxDtype::kFloat32).path, P::kWarpVec);
   EXPECT_EQ(plan(32, SoftmaxDtype::kFloat32).vec, 4);
   EXPECT_EQ(plan(8, SoftmaxDtype::kFloat32).path, P::kWarpVec);
@@ -263,6 +262,59 @@ TEST(SoftmaxPlan, PathsBySize) {
   EXPECT_EQ(plan(4096, SoftmaxDtype::kBFloat16, true).smem_bytes, 2 * 4096 * 2);
 }
 
+// Rows of <= 1024 columns: a group of lanes per row (a power of two <= 32), each lane holding
+// one 16-byte pack where the row has at most 32 (so short rows share a warp), else 32 lanes with
+// the packs the row needs; element loads likewise. The group covers the row with neither half its
+// lanes nor half its values per lane enough; forward and backward alike.
+TEST(SoftmaxPlan, ShortRowsShareWarps) {
+  using P = SoftmaxPath;
+  auto plan = [](int64_t cols, SoftmaxDtype dt, bool bwd = false, bool aligned = true) {
+    return softmax_plan(cols, dt, bwd, aligned, kH100SmemOptin);
+  };
+  for (bool bwd : {false, true}) {
+    const auto bf = SoftmaxDtype::kBFloat16, f32 = SoftmaxDtype::kFloat32;
+    EXPECT_EQ(plan(32, bf, bwd).lanes, 4);  // 8 rows per warp, one pack per lane
+    EXPECT_EQ(plan(32, bf, bwd).values, 8);
+    EXPECT_EQ(plan(32, f32, bwd).lanes, 8);
+    EXPECT_EQ(plan(32, f32, bwd).values, 4);
+    EXPECT_EQ(plan(16, bf, bwd).lanes, 2);
+    EXPECT_EQ(plan(8, bf, bwd).lanes, 1);
+    EXPECT_EQ(plan(128, f32, bwd).lanes, 32);
+    EXPECT_EQ(plan(256, bf, bwd).lanes, 32);
+    EXPECT_EQ(plan(256, bf, bwd).values, 8);
+    EXPECT_EQ(plan(1024, bf, bwd).values, 32);
+    EXPECT_EQ(plan(1024, f32, bwd).values, 32);
+    EXPECT_EQ(plan(1023, f32, bwd).lanes, 32);  // element loads
+    EXPECT_EQ(plan(1023, f32, bwd).values, 32);
+    EXPECT_EQ(plan(1, bf, bwd).lanes, 1);
+    EXPECT_EQ(plan(1, bf, bwd).values, 1);
+    for (auto dt : {f32, bf})
+      for (bool aligned : {true, false})
+        for (int64_t cols = 1; cols <= 1024; ++cols) {
+          const auto r = plan(cols, dt, bwd, aligned);
+          const std::string tag = std::to_string(cols) + (aligned ? "" : " unaligned") +
+                                  (bwd ? " bwd " : " fwd ") + std::to_string(int(dt));
+          ASSERT_EQ(r.path, r.vec > 1 ? P::kWarpVec : P::kWarpScalar) << tag;
+          EXPECT_EQ(r.vec > 1, aligned && cols % r.vec == 0 && r.vec * (dt == f32 ? 4 : 2) == 16)
+              << tag;
+          EXPECT_EQ(r.threads, 128) << tag;
+          EXPECT_GE(r.lanes, 1) << tag;
+          EXPECT_LE(r.lanes, 32) << tag;
+          EXPECT_EQ(r.lanes & (r.lanes - 1), 0) << tag;
+          const int packs = r.values / r.vec;
+          EXPECT_EQ(r.values % r.vec, 0) << tag;
+          EXPECT_EQ(packs & (packs - 1), 0) << tag;
+          EXPECT_LE(r.values, 32) << tag;
+          EXPECT_GE(int64_t{r.lanes} * r.values, cols) << tag;                  // covers the row
+          EXPECT_TRUE(r.lanes == 1 || r.lanes / 2 * r.values < cols) << tag;     // no idle half
+          EXPECT_TRUE(packs == 1 || r.lanes * (r.values / 2) < cols) << tag;
+          if (r.vec > 1 && cols <= 32 * r.vec) {
+            EXPECT_EQ(packs, 1) << tag;
+          }
+        }
+  }
+}
+
 // Every forward register plan of a longer row holds the row with the fewest packs per thread
 // (8 in registers, the rest in smem_bytes), fits shared memory (two 16-warp blocks per SM), and
 // no forward row is staged by kBlockVec (a backward-only path).
@@ -326,9 +378,10 @@ const std::vector<GpuSize> kGpuSizes = {
 // ≤ ~1,700 blocks; bf16 50304: 132–264, forward too), so every block walks several rows and
 // prefetches the next; the warp path (bf16 1024, fp32 512) over 5,003 blocks; forward in
 // registers over thousands of blocks (2048: two rows per block, an odd count) and clusters (fp32
-// 50304). Row counts are not multiples of any grid.
+// 50304); short rows sharing a warp (32 columns: 4 or 8 lanes per row; 8: one lane per row in
+// bf16). Row counts are not multiples of any grid.
 const std::vector<GpuSize> kManyRows = {
-    {20011, 1024}, {20011, 512}, {5003, 4096}, {601, 50304}, {2003, 2048}};
+    {20011, 1024}, {20011, 512}, {5003, 4096}, {601, 50304}, {2003, 2048}, {1001, 32}, {333, 8}};
 
 TEST(SoftmaxFusedGpu, ForwardMatchesFloat64) {
   if (!have_gpu()) GTEST_SKIP() << "needs a CUDA GPU and a build with CUDA kernels";
@@ -448,8 +501,8 @@ int failed_parts() {
 }
 
 // The forward against float64 over the shapes of every remaining kernel: the warp path at
-// 1024/512 columns (20,011 rows: partial last blocks), fp32 rows of <= 64 columns in 16-byte
-// packs (two rows per warp; odd row counts leave a warp with one row), short and odd widths
+// 1024/512 columns (20,011 rows: partial last blocks), rows of <= 32 16-byte packs (several
+// rows per warp; odd row counts leave a warp partly empty), short and odd widths
 // (8..248, 1023, 32,769), the register path at 2048 (two rows per block, 1,001 rows), 4096,
 // 12,288, 32,768 (bf16 64 values per thread), registers and shared memory at 32,776, 40,000, a
 // few, many and 601 vocabulary rows (fp32: a cluster of two), 65,536, 90,120, 115,712, 131,072
