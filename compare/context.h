@@ -16,8 +16,11 @@ struct ContextDifference {
   bool environment = false;  // one of kEnvironmentKeys: said prominently, fails --strict-context
 };
 
-// gptbench's custom context keys.
-inline const std::vector<std::string> kEnvironmentKeys = {"gpu_name", "driver", "cuda_runtime", "libtorch"};
+// gptbench's custom context keys: the GPU, its driver (`gpu_driver` as the suite writes it;
+// `driver` in files of other tools), CUDA runtime, LibTorch, and the timing method
+// (`timer_hold_ns`: runs from before the hold was added lack it, and time launch latency too).
+inline const std::vector<std::string> kEnvironmentKeys = {
+    "gpu_name", "gpu_driver", "driver", "cuda_runtime", "libtorch", "timer_hold_ns"};
 
 // Differences in the environment keys (when either run has them) and in
 // host_name, num_cpus, and mhz_per_cpu (the latter only beyond 10%).

@@ -31,6 +31,24 @@ TEST(ContextDiff, GpuAndDriverFromFixtures) {
   EXPECT_TRUE(has_environment_difference(diffs));
 }
 
+// The keys the suite itself writes (fixtures/device_info.cpp): a new driver, or a baseline
+// timed before the launch-latency hold existed, is an environment difference.
+TEST(ContextDiff, SuiteDriverAndTimingMethodAreEnvironment) {
+  const Context base = {{"gpu_name", "NVIDIA H200"}, {"gpu_driver", "580.159.04"}};
+  Context now = {{"gpu_name", "NVIDIA H200"}, {"gpu_driver", "580.159.04"}, {"timer_hold_ns", "50000"}};
+  std::vector<ContextDifference> diffs = diff_context(base, now);
+  ASSERT_EQ(diffs.size(), 1u);
+  EXPECT_EQ(diffs[0].key, "timer_hold_ns");
+  EXPECT_EQ(diffs[0].base, "(absent)");
+  EXPECT_TRUE(has_environment_difference(diffs));
+  now.erase("timer_hold_ns");
+  now["gpu_driver"] = "590.10";
+  diffs = diff_context(base, now);
+  ASSERT_EQ(diffs.size(), 1u);
+  EXPECT_EQ(diffs[0].key, "gpu_driver");
+  EXPECT_TRUE(diffs[0].environment);
+}
+
 TEST(ContextDiff, MissingKeyOnOneSideIsADifference) {
   const std::vector<ContextDifference> diffs = diff_context({{"libtorch", "2.11.0"}}, {});
   ASSERT_EQ(diffs.size(), 1u);
