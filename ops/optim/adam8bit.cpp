@@ -180,7 +180,6 @@ void Adam8bit::step_fused(const std::vector<at::Tensor>& grads) {
   const bool bf16 = grads[0].scalar_type() == at::kBFloat16;
   if (tables_.stale(params_, grads)) {
     std::vector<Adam8bitTensor> rows;
-    std::vector<int64_t> sizes;
     for (size_t i = 0; i < params_.size(); ++i) {
       auto& st = state_[i];
       Adam8bitTensor t{};
@@ -195,9 +194,8 @@ void Adam8bit::step_fused(const std::vector<at::Tensor>& grads) {
       t.vec = all_aligned({t.p}, 16) && all_aligned({t.g}, bf16 ? 8 : 16) &&
               all_aligned({t.m, t.v}, st.quantized ? 4 : 16);
       rows.push_back(t);
-      sizes.push_back(t.n);
     }
-    tables_.store_chunked(rows, sizes, params_[0].device());
+    tables_.store_chunked(rows, params_[0].device());
   }
   const AdamScalars s =
       adam_scalars(opt_.lr, opt_.beta1, opt_.beta2, opt_.eps, opt_.weight_decay, step_);

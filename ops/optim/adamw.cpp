@@ -47,7 +47,6 @@ void AdamW::step_fused(const std::vector<at::Tensor>& grads) {
   const bool bf16 = grads[0].scalar_type() == at::kBFloat16;
   if (tables_.stale(params_, grads)) {
     std::vector<AdamWTensor> rows;
-    std::vector<int64_t> sizes;
     for (size_t i = 0; i < params_.size(); ++i) {
       AdamWTensor t{};
       t.p = params_[i].data_ptr<float>();
@@ -57,9 +56,8 @@ void AdamW::step_fused(const std::vector<at::Tensor>& grads) {
       t.n = params_[i].numel();
       t.vec = all_aligned({t.p, t.m, t.v}, 16) && all_aligned({t.g}, bf16 ? 8 : 16);
       rows.push_back(t);
-      sizes.push_back(t.n);
     }
-    tables_.store_chunked(rows, sizes, params_[0].device());
+    tables_.store_chunked(rows, params_[0].device());
   }
   const AdamScalars s =
       adam_scalars(opt_.lr, opt_.beta1, opt_.beta2, opt_.eps, opt_.weight_decay, step_);

@@ -40,10 +40,12 @@ class LaunchTables {
     num_items_ = static_cast<int64_t>(items.size());
     key_ = std::move(pending_);
   }
-  // Rows plus the chunk table of their tensors' sizes (make_chunks).
+  // Rows plus the chunk table of their tensors' sizes (each row's `n`; make_chunks).
   template <typename Row>
-  void store_chunked(const std::vector<Row>& rows, const std::vector<int64_t>& sizes,
-                     c10::Device device) {
+  void store_chunked(const std::vector<Row>& rows, c10::Device device) {
+    std::vector<int64_t> sizes;
+    sizes.reserve(rows.size());
+    for (const Row& r : rows) sizes.push_back(r.n);
     store(rows, make_chunks(sizes), device);
   }
 

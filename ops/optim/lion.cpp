@@ -41,7 +41,6 @@ void Lion::step_fused(const std::vector<at::Tensor>& grads) {
   const bool bf16 = grads[0].scalar_type() == at::kBFloat16;
   if (tables_.stale(params_, grads)) {
     std::vector<LionTensor> rows;
-    std::vector<int64_t> sizes;
     for (size_t i = 0; i < params_.size(); ++i) {
       LionTensor t{};
       t.p = params_[i].data_ptr<float>();
@@ -50,9 +49,8 @@ void Lion::step_fused(const std::vector<at::Tensor>& grads) {
       t.n = params_[i].numel();
       t.vec = all_aligned({t.p, t.m}, 16) && all_aligned({t.g}, bf16 ? 8 : 16);
       rows.push_back(t);
-      sizes.push_back(t.n);
     }
-    tables_.store_chunked(rows, sizes, params_[0].device());
+    tables_.store_chunked(rows, params_[0].device());
   }
   LionScalars s{};
   s.beta1 = static_cast<float>(opt_.beta1);

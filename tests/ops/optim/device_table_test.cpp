@@ -28,7 +28,7 @@ TEST(LaunchTables, RebuiltOnlyWhenPointersOrGradientDtypeChange) {
   std::vector<at::Tensor> grads = {at::randn({5}), at::randn({40000})};
   LaunchTables t;
   ASSERT_TRUE(t.stale(params, grads));  // never built
-  t.store_chunked(rows_of(params), {5, 40000}, params[0].device());
+  t.store_chunked(rows_of(params), params[0].device());  // sizes from the rows' n
   EXPECT_FALSE(t.stale(params, grads));
   // 5 elements: one chunk; 40,000: three chunks of kChunkElems = 16,384.
   ASSERT_EQ(t.num_items(), 4);
