@@ -16,11 +16,14 @@
 //   heads:      torch (vocabulary 50,257, fp32 cross-entropy: the PyTorch peer's), fused (the
 //               vocabulary padded to 50,304 for aligned LM-head GEMMs, our fused
 //               cross-entropy on the bf16 logits; fixtures/train_step.h LmHead)
+//   blocks:     torch (LibTorch's LayerNorm, residual adds and autocast casts), fused (our fused
+//               residual-add + LayerNorm kernels, ops/layernorm.h; model/gpt2.h BlockKernels)
 //   names:      model/train_step/<size>/<precision>/B:<b>/T:<t>/opt:<opt>/attn:<impl>/
-//               head:<torch|fused>/accum:<k>/mode:<eager|graph>
+//               head:<torch|fused>/blocks:<torch|fused>/accum:<k>/mode:<eager|graph>
 // Default: each --gptbench_models size at B×T of the options; bf16 with torch_fused, torch and
 // ours, eager and graph; the other selected precisions with torch_fused; 2·B in bf16; the
-// fused head eager with torch_fused, and in a graph with our adamw at B and 2·B.
+// fused head eager with torch_fused, and in a graph with our adamw and fused blocks at B and 2·B
+// (and LibTorch's blocks at 2·B, for the blocks' gain).
 // --gptbench_full=true adds the batch sweep 1…64 (eager and graph; out of memory is a skipped
 // point) with either head, every optimizer in both modes, naive attention, our flash attention
 // and SDPA's cuDNN backend (attn:cudnn) with the fused head, and gradient accumulation 2, 4, 8.
@@ -61,7 +64,7 @@ GPTBENCH_FAMILY(train_step) {
   std::set<std::string> seen;
   auto add = [&](const std::string& model, const std::string& prec, int64_t batch,
                  const std::string& opt, AttnImpl attn, int64_t accum, bool graph,
-                 LmHead head = LmHead::kTorch) {
+                 LmHead head = LmHead::kTorch, BlockKernels kernels = BlockKernels::kTorch) {
     TrainCaseOptions tc;
     tc.cfg.model = model_config(model);
     tc.cfg.precision = parse_precision(prec);
@@ -71,6 +74,7 @@ GPTBENCH_FAMILY(train_step) {
     tc.cfg.attn = attn;
     tc.cfg.accum = accum;
     tc.cfg.head = head;
+    tc.cfg.kernels = kernels;
     tc.graph = graph;
     if (!o.on_cuda()) tc.warmup_steps = 3;
     CaseSpec spec;
@@ -88,6 +92,8 @@ GPTBENCH_FAMILY(train_step) {
       add(model, "fp32", o.batch, "torch_fused", AttnImpl::kSdpa, 2, false);
       add(model, "fp32", o.batch, "torch_fused", AttnImpl::kSdpa, 1, true);  // skipped: no GPU
       add(model, "fp32", o.batch, "torch_fused", AttnImpl::kSdpa, 1, false, LmHead::kFused);
+      add(model, "fp32", o.batch, "torch_fused", AttnImpl::kSdpa, 1, false, LmHead::kFused,
+          BlockKernels::kFused);
       continue;
     }
     // Default suite.
@@ -99,11 +105,14 @@ GPTBENCH_FAMILY(train_step) {
     for (const auto& prec : precisions)
       add(model, prec, o.batch, "torch_fused", AttnImpl::kSdpa, 1, false);
     add(model, main_prec, 2 * o.batch, "torch_fused", AttnImpl::kSdpa, 1, false);
-    // The fastest configuration: padded vocabulary + fused cross-entropy, our AdamW, a graph.
+    // The fastest configuration: padded vocabulary + fused cross-entropy, fused blocks, our
+    // AdamW, a graph.
     const std::string best_opt = has_optimizer("adamw") ? "adamw" : "torch_fused";
+    const auto kFusedBlocks = BlockKernels::kFused;
     add(model, main_prec, o.batch, "torch_fused", AttnImpl::kSdpa, 1, false, LmHead::kFused);
     for (int64_t b : {o.batch, 2 * o.batch})
-      add(model, main_prec, b, best_opt, AttnImpl::kSdpa, 1, true, LmHead::kFused);
+      add(model, main_prec, b, best_opt, AttnImpl::kSdpa, 1, true, LmHead::kFused, kFusedBlocks);
+    add(model, main_prec, 2 * o.batch, best_opt, AttnImpl::kSdpa, 1, true, LmHead::kFused);
     if (!o.full) continue;
 
     // Full sweeps.
@@ -114,9 +123,10 @@ GPTBENCH_FAMILY(train_step) {
     for (const auto& prec : precisions) add(model, prec, o.batch, "torch_fused", AttnImpl::kSdpa, 1, true);
     add(model, main_prec, o.batch, "torch_fused", AttnImpl::kNaive, 1, false);
     for (AttnImpl attn : {AttnImpl::kFlash, AttnImpl::kCudnn})
-      add(model, main_prec, o.batch, best_opt, attn, 1, true, LmHead::kFused);
+      add(model, main_prec, o.batch, best_opt, attn, 1, true, LmHead::kFused, kFusedBlocks);
     for (int64_t b : {1, 2, 4, 8, 12, 16, 24, 32, 48, 64})
-      add(model, main_prec, b, best_opt, AttnImpl::kSdpa, 1, true, LmHead::kFused);
+      for (BlockKernels k : {BlockKernels::kTorch, kFusedBlocks})
+        add(model, main_prec, b, best_opt, AttnImpl::kSdpa, 1, true, LmHead::kFused, k);
     for (int64_t accum : {2, 4, 8}) add(model, main_prec, o.batch, "torch_fused", AttnImpl::kSdpa, accum, false);
   }
 }

@@ -195,11 +195,9 @@ torch::Tensor block_forward(BlockImpl& block, const torch::Tensor& x, int64_t la
   if (policy.whole_block(layer))
     return checkpoint([&block](const torch::Tensor& t) { return block.forward(t); }, x);
   if (policy.attention_only()) {
-    auto attn = [&block](const torch::Tensor& t) {
-      return block.attn->forward(block.ln_1->forward(t));
-    };
-    auto y = x + checkpoint(attn, x);  // (B, T, C)
-    return y + block.mlp->forward(block.ln_2->forward(y));
+    auto attn = [&block](const torch::Tensor& t) { return block.attn->forward(block.norm_1(t)); };
+    auto [h, y] = block.add_norm_2(x, checkpoint(attn, x));  // (B, T, C) each
+    return h + block.mlp->forward(y);
   }
   return block.forward(x);
 }

@@ -3,6 +3,7 @@
 #include "ops/attention/flash.h"
 #include "ops/attention_ref.h"
 #include "ops/cross_entropy.h"
+#include "ops/layernorm.h"
 
 #include <ATen/ATen.h>
 #include <torch/nn/init.h>
@@ -55,6 +56,20 @@ torch::Tensor causal_attention(const torch::Tensor& q, const torch::Tensor& k,
   return at::matmul(att, v);  // (B, H, T, hd)
 }
 
+BlockKernels parse_block_kernels(const std::string& name) {
+  if (name == "torch") return BlockKernels::kTorch;
+  if (name == "fused") return BlockKernels::kFused;
+  throw std::invalid_argument("unknown block kernels '" + name + "'; valid: torch, fused");
+}
+
+const char* block_kernels_name(BlockKernels k) {
+  return k == BlockKernels::kFused ? "fused" : "torch";
+}
+
+namespace {
+double ln_eps(const torch::nn::LayerNorm& ln) { return ln->options.eps(); }
+}  // namespace
+
 CausalSelfAttentionImpl::CausalSelfAttentionImpl(const GPT2Config& cfg, AttnImpl impl_)
     : n_head(cfg.n_head), impl(impl_) {
   c_attn = register_module("c_attn", torch::nn::Linear(cfg.d_model, 3 * cfg.d_model));
@@ -88,9 +103,25 @@ BlockImpl::BlockImpl(const GPT2Config& cfg, AttnImpl impl) {
   mlp = register_module("mlp", MLP(cfg));
 }
 
+torch::Tensor BlockImpl::norm_1(const torch::Tensor& x) {
+  if (kernels == BlockKernels::kFused)
+    return fused_layernorm(x, ln_1->weight, ln_1->bias, ln_eps(ln_1));
+  return ln_1->forward(x);
+}
+
+std::pair<torch::Tensor, torch::Tensor> BlockImpl::add_norm_2(const torch::Tensor& x,
+                                                              const torch::Tensor& branch) {
+  if (kernels == BlockKernels::kFused) {
+    auto out = fused_add_layernorm(x, branch, ln_2->weight, ln_2->bias, ln_eps(ln_2));
+    return {out.h, out.y};
+  }
+  auto h = x + branch;
+  return {h, ln_2->forward(h)};
+}
+
 torch::Tensor BlockImpl::forward(const torch::Tensor& x) {
-  auto y = x + attn->forward(ln_1->forward(x));
-  return y + mlp->forward(ln_2->forward(y));
+  auto [h, y] = add_norm_2(x, attn->forward(norm_1(x)));
+  return h + mlp->forward(y);
 }
 
 GPT2Impl::GPT2Impl(const GPT2Config& cfg_, AttnImpl impl) : cfg(cfg_) {
@@ -121,6 +152,11 @@ void GPT2Impl::set_attn_impl(AttnImpl impl) {
   for (auto& b : blocks) b->attn->impl = impl;
 }
 
+void GPT2Impl::set_block_kernels(BlockKernels k) {
+  kernels = k;
+  for (auto& b : blocks) b->kernels = k;
+}
+
 torch::Tensor GPT2Impl::forward(const torch::Tensor& idx) {
   auto logits = forward_padded(idx);
   return cfg.pad_vocab ? logits.narrow(-1, 0, cfg.vocab) : logits;
@@ -133,7 +169,8 @@ torch::Tensor GPT2Impl::forward_padded(const torch::Tensor& idx) {
   auto x = wte->forward(idx) + wpe->forward(pos);  // (B, T, C)
   for (size_t i = 0; i < blocks.size(); ++i)
     x = block_forward(*blocks[i], x, static_cast<int64_t>(i), checkpointing);
-  x = ln_f->forward(x);
+  x = kernels == BlockKernels::kFused ? fused_layernorm(x, ln_f->weight, ln_f->bias, ln_eps(ln_f))
+                                      : ln_f->forward(x);
   return at::matmul(x, wte->weight.t());  // tied LM head: (B, T, embedding rows)
 }
 

@@ -10,6 +10,7 @@
 #include <torch/nn/pimpl.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/checkpoint.h"
@@ -50,9 +51,23 @@ struct MLPImpl : torch::nn::Module {
 };
 TORCH_MODULE(MLP);
 
+// torch: LibTorch's LayerNorm, adds and casts; fused: our fused residual-add + LayerNorm
+// kernels (ops/layernorm.h: LayerNorm straight to bf16 under autocast, the residual add and its
+// gradient in the same pass) where they apply, LibTorch's otherwise. The same function.
+enum class BlockKernels { kTorch, kFused };
+BlockKernels parse_block_kernels(const std::string& name);  // "torch" or "fused"
+const char* block_kernels_name(BlockKernels k);
+
 struct BlockImpl : torch::nn::Module {
   BlockImpl(const GPT2Config& cfg, AttnImpl impl);
   torch::Tensor forward(const torch::Tensor& x);  // (B, T, C) -> (B, T, C)
+  // The block's pieces, so checkpointing can recompute part of it: ln_1(x), and
+  // (h = x + branch, ln_2(h)) — through the fused kernels when `kernels` says so.
+  torch::Tensor norm_1(const torch::Tensor& x);
+  std::pair<torch::Tensor, torch::Tensor> add_norm_2(const torch::Tensor& x,
+                                                     const torch::Tensor& branch);
+
+  BlockKernels kernels = BlockKernels::kTorch;
 
   torch::nn::LayerNorm ln_1{nullptr}, ln_2{nullptr};
   CausalSelfAttention attn{nullptr};
@@ -72,6 +87,7 @@ struct GPT2Impl : torch::nn::Module {
   // Mean cross-entropy of the logits for idx against targets (B, T), computed in fp32.
   torch::Tensor loss(const torch::Tensor& idx, const torch::Tensor& targets);
   void set_attn_impl(AttnImpl impl);
+  void set_block_kernels(BlockKernels k);  // every block and the final LayerNorm
 
   GPT2Config cfg;
   CheckpointPolicy checkpointing;  // activation recomputation of the blocks (model/checkpoint.h)
@@ -79,6 +95,7 @@ struct GPT2Impl : torch::nn::Module {
   torch::nn::ModuleList h{nullptr};
   std::vector<Block> blocks;  // the entries of h, typed
   torch::nn::LayerNorm ln_f{nullptr};
+  BlockKernels kernels = BlockKernels::kTorch;
 };
 TORCH_MODULE(GPT2);
 

@@ -6,7 +6,7 @@ causal attention, tanh-GELU MLP, LM head tied to the token embedding, vocabulary
 eager mode, torch.optim.AdamW(fused=True) with the suite's hyper-parameters (lr 3e-4, betas
 0.9/0.999, eps 1e-8, weight decay 0.01), bf16 autocast over fp32 weights, B=8, T=1024,
 synthetic tokens drawn on the CPU and copied from pinned memory each step — the step that
-`model/train_step/small/bf16/B:8/T:1024/opt:torch_fused/attn:sdpa/head:torch/accum:1/mode:eager` times.
+`model/train_step/small/bf16/B:8/T:1024/opt:torch_fused/attn:sdpa/head:torch/blocks:torch/accum:1/mode:eager` times.
 
 Prints one JSON object: tokens/s (mean over the measured steps), step times, peak memory,
 versions and device. Run it in the same device call as gptbench so the two share a GPU:
@@ -82,6 +82,21 @@ class GPT2(nn.Module):
         return F.cross_entropy(logits.reshape(-1, self.vocab).float(), targets.view(-1))
 
 
+def kernel_profile(step, steps, top=40):
+    """GPU time per step of each kernel (by name) over `steps` traced steps, largest first."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(steps):
+            step()
+    rows = [(e.key, e.self_device_time_total / 1e3 / steps, e.count / steps)
+            for e in prof.key_averages() if e.self_device_time_total > 0]
+    rows.sort(key=lambda r: -r[1])
+    total = sum(r[1] for r in rows)
+    return {"kernel_ms_per_step": total,
+            "top": [{"kernel": k[:160], "ms": round(ms, 4), "calls": round(c, 2),
+                     "share": round(ms / total, 4)} for k, ms, c in rows[:top]]}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", default="small", choices=sorted(SIZES))
@@ -96,6 +111,9 @@ def main():
     ap.add_argument("--cudnn-attention", action="store_true",
                     help="SDPA with only its cuDNN backend (the suite's attn:cudnn) instead of "
                          "PyTorch's default choice (FlashAttention-2 first)")
+    ap.add_argument("--profile", type=int, default=0, metavar="STEPS",
+                    help="after the measured steps, trace STEPS more with torch.profiler and "
+                         "add the GPU kernels' time per step (largest first) as 'profile'")
     args = ap.parse_args()
     if not torch.cuda.is_available():
         print(json.dumps({"error": "no CUDA GPU"}))
@@ -148,6 +166,7 @@ def main():
         loss = step()
         times.append(time.perf_counter() - t0)
     mean = statistics.fmean(times)
+    profile = kernel_profile(step, args.profile) if args.profile > 0 else None
     tokens = args.batch * args.seq
     print(json.dumps({
         "peer": "pytorch-python eager sdpa AdamW(fused=True) bf16-autocast"
@@ -162,6 +181,7 @@ def main():
         "peak_mem_bytes": torch.cuda.max_memory_allocated(),
         "first_loss": first_loss, "last_loss": loss.item(),
         "steps": args.steps, "warmup": args.warmup,
+        **({"profile": profile} if profile is not None else {}),
         "torch": torch.__version__, "cuda": torch.version.cuda,
         "gpu": torch.cuda.get_device_name(0),
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

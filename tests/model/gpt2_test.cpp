@@ -1,6 +1,7 @@
 #include "model/gpt2.h"
 
 #include <ATen/ATen.h>
+#include <ATen/autocast_mode.h>
 #include <gtest/gtest.h>
 #include <torch/cuda.h>
 
@@ -170,6 +171,64 @@ TEST(GPT2, FusedAttentionsMatchSdpaLossAndGradients) {
     EXPECT_NEAR(loss, loss_sdpa, 2e-2);
     for (size_t i = 0; i < g_sdpa.size(); ++i)
       EXPECT_LT(relative_error(g[i], g_sdpa[i]), 5e-2) << "parameter " << i;
+  }
+}
+
+TEST(GPT2, ParseBlockKernels) {
+  EXPECT_EQ(parse_block_kernels("torch"), BlockKernels::kTorch);
+  EXPECT_EQ(parse_block_kernels("fused"), BlockKernels::kFused);
+  EXPECT_STREQ(block_kernels_name(BlockKernels::kFused), "fused");
+  EXPECT_THROW(parse_block_kernels("apex"), std::invalid_argument);
+}
+
+// Loss and parameter gradients of one forward/backward, with the model's block kernels set.
+std::pair<double, std::vector<at::Tensor>> loss_and_grads(GPT2& model, BlockKernels k,
+                                                          const TokenBatch& batch) {
+  model->set_block_kernels(k);
+  model->zero_grad();
+  auto loss = model->loss(batch.idx, batch.targets);
+  loss.backward();
+  std::vector<at::Tensor> grads;
+  for (const auto& p : model->parameters()) grads.push_back(p.grad().clone());
+  return {loss.item<double>(), grads};
+}
+
+// On the CPU the fused blocks take LibTorch's composition: the same operations, the same bits.
+TEST(GPT2, FusedBlocksOnCpuAreLibTorchs) {
+  auto cfg = cpu_tiny_config();
+  GPT2 model(cfg);
+  auto batch = synthetic_batch(cfg, 2, 16, at::kCPU, 7);
+  auto [loss_t, g_t] = loss_and_grads(model, BlockKernels::kTorch, batch);
+  auto [loss_f, g_f] = loss_and_grads(model, BlockKernels::kFused, batch);
+  EXPECT_EQ(loss_t, loss_f);
+  for (size_t i = 0; i < g_t.size(); ++i) EXPECT_TRUE(at::equal(g_t[i], g_f[i])) << i;
+}
+
+// The fused residual-add + LayerNorm kernels give the model's loss and gradients, fp32 weights
+// in fp32 and under bf16 autocast (as the training step runs it). fp32: the two paths differ
+// by the order of LayerNorm's sums (~1e-6 relative, amplified a little by the backward);
+// bf16: the LayerNorm output is rounded to bf16 in both paths, from fp32 values that may
+// differ in the last bit, so an element occasionally rounds the other way: loss to ~1e-3 and
+// gradients to ~1e-2 relative (Frobenius).
+TEST(GPT2, FusedBlocksMatchTorchLossAndGradients) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA GPU";
+  const c10::Device cuda(c10::kCUDA, 0);
+  auto cfg = model_config("custom:L=2,d=256,h=4,V=1024,T=256");
+  at::manual_seed(13);
+  GPT2 model(cfg);
+  model->to(cuda);
+  auto batch = synthetic_batch(cfg, 2, 200, cuda, 14);
+  for (bool bf16 : {false, true}) {
+    SCOPED_TRACE(bf16 ? "bf16 autocast" : "fp32");
+    at::autocast::set_autocast_dtype(at::kCUDA, at::kBFloat16);
+    at::autocast::set_autocast_enabled(at::kCUDA, bf16);
+    auto [loss_t, g_t] = loss_and_grads(model, BlockKernels::kTorch, batch);
+    auto [loss_f, g_f] = loss_and_grads(model, BlockKernels::kFused, batch);
+    at::autocast::set_autocast_enabled(at::kCUDA, false);
+    at::autocast::clear_cache();
+    EXPECT_NEAR(loss_f, loss_t, (bf16 ? 1e-3 : 1e-5) * loss_t);
+    for (size_t i = 0; i < g_t.size(); ++i)
+      EXPECT_LT(relative_error(g_f[i], g_t[i]), bf16 ? 2e-2 : 1e-4) << "parameter " << i;
   }
 }
 
