@@ -45,16 +45,16 @@ using torch::autograd::tensor_list;
 
 LnDtype ln_dtype(at::ScalarType t) { return t == at::kBFloat16 ? LnDtype::kBFloat16 : LnDtype::kFloat32; }
 
-// Inputs x, branch (may be undefined), gamma, beta; outputs {h, y} with a branch, else {y}.
-// Saves h (the normalised input), mean, rstd and gamma.
+// Inputs x, branch, gamma, beta; outputs {h, y} with a branch, else {y}. Without a branch,
+// `branch` is an empty placeholder (autograd's custom functions cannot take undefined
+// tensors). Saves h (the normalised input), mean, rstd and gamma.
 struct FusedLayerNormFn : torch::autograd::Function<FusedLayerNormFn> {
   static tensor_list forward(AutogradContext* ctx, const at::Tensor& x_in, const at::Tensor& branch_in,
                              const at::Tensor& gamma_in, const at::Tensor& beta_in, double eps,
-                             bool bf16_out) {
+                             bool has_branch, bool bf16_out) {
     c10::cuda::CUDAGuard guard(x_in.device());
     const auto x = x_in.contiguous();
     const auto gamma = gamma_in.contiguous(), beta = beta_in.contiguous();
-    const bool has_branch = branch_in.defined();
     const auto branch = has_branch ? branch_in.contiguous() : at::Tensor();
     const int64_t c = x.size(-1), rows = x.numel() / c;
     const auto f32 = x.options().dtype(at::kFloat);
@@ -117,7 +117,7 @@ struct FusedLayerNormFn : torch::autograd::Function<FusedLayerNormFn> {
     launch_layernorm_backward(a, at::cuda::getCurrentCUDAStream());
     // An fp32 branch gets dx itself (the gradient of a sum).
     const at::Tensor db = has_branch ? (dbranch.defined() ? dbranch : dx) : at::Tensor();
-    return {dx, db, dgamma, dbeta, at::Tensor(), at::Tensor()};
+    return {dx, db, dgamma, dbeta, at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 #endif
@@ -154,8 +154,10 @@ AddLayerNorm fused_add_layernorm(const at::Tensor& x, const at::Tensor& branch,
 #ifdef GPTBENCH_WITH_CUDA
   if (layernorm_uses_kernels(x, branch, gamma) && beta.scalar_type() == at::kFloat) {
     const bool bf16 = output_dtype(x) == at::kBFloat16;
-    auto outs = FusedLayerNormFn::apply(x, branch, gamma, beta, eps, bf16);
-    if (branch.defined()) return {outs[0], outs[1]};
+    const bool has_branch = branch.defined();
+    const auto branch_arg = has_branch ? branch : at::empty({0}, x.options());
+    auto outs = FusedLayerNormFn::apply(x, branch_arg, gamma, beta, eps, has_branch, bf16);
+    if (has_branch) return {outs[0], outs[1]};
     return {x, outs[0]};
   }
 #endif
