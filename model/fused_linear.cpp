@@ -92,8 +92,8 @@ struct LinearBGrad : torch::autograd::Function<LinearBGrad> {
 };
 
 // y = gelu_tanh(x·w_fcᵀ + b_fc)·w_projᵀ + b_proj; saves x, h = gelu(pre) and pre (what the
-// unfused composition saves too). Backward: dw_proj, db_proj (BGRADB); d_pre and db_fc
-// (DGELU_BGRAD); dw_fc = d_preᵀ·x; dx = d_pre·w_fc.
+// unfused composition saves too). Backward: dw_proj, db_proj (BGRADB); d_pre (DGELU);
+// dw_fc, db_fc (BGRADB); dx = d_pre·w_fc.
 struct MlpGelu : torch::autograd::Function<MlpGelu> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& w_fc,
                             const at::Tensor& b_fc, const at::Tensor& w_proj,
@@ -113,8 +113,8 @@ struct MlpGelu : torch::autograd::Function<MlpGelu> {
     const auto& pre = saved[4];
     auto dy = grad_rows(grads[0]);
     auto [dw_proj, db_proj] = lt_wgrad_bgrad(dy, h, saved_dtype(ctx, "b_proj"));
-    auto [d_pre, db_fc] = lt_dgelu_bgrad(dy, w_proj, pre, saved_dtype(ctx, "b_fc"));
-    auto dw_fc = at::mm(d_pre.t(), x);
+    auto d_pre = lt_dgelu(dy, w_proj, pre);
+    auto [dw_fc, db_fc] = lt_wgrad_bgrad(d_pre, x, saved_dtype(ctx, "b_fc"));
     at::Tensor dx = ctx->needs_input_grad(0) ? at::mm(d_pre, w_fc) : at::Tensor();
     return {dx, dw_fc, db_fc, dw_proj, db_proj};
   }

@@ -1,10 +1,13 @@
 // cuBLASLt GEMMs with epilogues for Linear layers (ops/linear_lt.h). As in gemm_cublaslt.cpp, a
 // row-major matrix stored (r, c) is cuBLASLt's column-major (c, r) with leading dimension c, so
 // the row-major y(N, out) = x·wᵀ is the column-major yᵀ(out, N) = w(in,out)ᵀ·xᵀ(in, N): cuBLASLt
-// sees m = out, n = N, and its "rows of D" (where BIAS adds and DGELU_BGRAD reduces) are our
-// features. BGRADB reduces its B operand over k: the weight gradient dwᵀ(in, out) = xᵀ(in, N)·dy
+// sees m = out, n = N, and its "rows of D" (where BIAS adds) are our features. BGRADB reduces its B operand over k: the weight gradient dwᵀ(in, out) = xᵀ(in, N)·dy
 // with B = dy stored (out, N), op T, k = N, so db = Σrows dy (the TransformerEngine / apex
-// wgrad layout: transa N, transb T).
+// wgrad layout: transa N, transb T). DGELU_BGRAD is not used: on H200 (cuBLAS 13.0) its bf16
+// bias gradient was off by up to 2.7% of an element (0.7% of the rms) for GPT-2 small's c_fc,
+// as if partial sums were rounded to bf16, and cuBLASLt takes no fp32 bias-gradient type there;
+// DGELU followed by the BGRADB weight-gradient GEMM sums the bf16 d_pre in fp32 instead, as
+// the unfused backward's reduction does.
 #include "ops/linear_lt.h"
 
 #include <stdexcept>
@@ -27,13 +30,13 @@ namespace {
 
 constexpr size_t kWorkspaceBytes = 32u << 20;  // what LibTorch gives cuBLASLt on Hopper
 
-enum class Epi : int { kBias, kGeluAuxBias, kDGeluBGrad, kBGradB };
+enum class Epi : int { kBias, kGeluAuxBias, kDGelu, kBGradB };
 
 cublasLtEpilogue_t lt_epilogue(Epi e) {
   switch (e) {
     case Epi::kBias: return CUBLASLT_EPILOGUE_BIAS;
     case Epi::kGeluAuxBias: return CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
-    case Epi::kDGeluBGrad: return CUBLASLT_EPILOGUE_DGELU_BGRAD;
+    case Epi::kDGelu: return CUBLASLT_EPILOGUE_DGELU;
     case Epi::kBGradB: return CUBLASLT_EPILOGUE_BGRADB;
   }
   return CUBLASLT_EPILOGUE_DEFAULT;
@@ -47,9 +50,9 @@ struct LtCall {
   const void* b;
   void* d;
   Epi epi;
-  void* bias;                // bias (read) or bias gradient (written), bias_type elements
+  void* bias;                // bias (read) or bias gradient (written); null for DGELU
   cudaDataType_t bias_type;  // CUDA_R_16BF or CUDA_R_32F
-  void* aux = nullptr;       // GELU pre-activation (m, n), ld m: written by GELU_AUX_BIAS
+  void* aux = nullptr;       // GELU input (m, n), ld m: written by GELU_AUX_BIAS, read by DGELU
 };
 
 // Largest power of two (<= 256) dividing the address.
@@ -108,7 +111,7 @@ struct LtPlan {
     CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op, attr, &v, sizeof(v)));
   }
   void set_pointers(const LtCall& c) {
-    set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, c.bias);
+    if (c.bias) set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, c.bias);
     if (c.aux) set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, c.aux);
   }
 
@@ -160,7 +163,7 @@ const char* epi_name(Epi e) {
   switch (e) {
     case Epi::kBias: return "BIAS";
     case Epi::kGeluAuxBias: return "GELU_AUX_BIAS";
-    case Epi::kDGeluBGrad: return "DGELU_BGRAD";
+    case Epi::kDGelu: return "DGELU";
     case Epi::kBGradB: return "BGRADB";
   }
   return "?";
@@ -269,22 +272,19 @@ std::pair<at::Tensor, at::Tensor> lt_linear_gelu(const at::Tensor& x, const at::
   return {h, pre};
 }
 
-std::pair<at::Tensor, at::Tensor> lt_dgelu_bgrad(const at::Tensor& dy, const at::Tensor& w,
-                                                 const at::Tensor& pre, at::ScalarType bias_dtype) {
-  const char* fn = "lt_dgelu_bgrad";
+at::Tensor lt_dgelu(const at::Tensor& dy, const at::Tensor& w, const at::Tensor& pre) {
+  const char* fn = "lt_dgelu";
   check_matrix(fn, "dy", dy);
   check_matrix(fn, "w", w);
   const int64_t n = dy.size(0), out = dy.size(1), in = w.size(1);
   check_rows(fn, "w", w, out, in);
   check_rows(fn, "pre", pre, n, in);
   check_features(fn, in, out);
-  const cudaDataType_t bt = bias_type(fn, bias_dtype);
   auto d_pre = at::empty({n, in}, dy.options());
-  auto db = at::empty({in}, dy.options().dtype(bias_dtype));
   LtCall c{in, n, out, /*trans_a=*/false, /*trans_b=*/false, w.data_ptr(), dy.data_ptr(),
-           d_pre.data_ptr(), Epi::kDGeluBGrad, db.data_ptr(), bt, pre.data_ptr()};
+           d_pre.data_ptr(), Epi::kDGelu, nullptr, CUDA_R_16BF, pre.data_ptr()};
   run(c, dy.device());
-  return {d_pre, db};
+  return d_pre;
 }
 
 std::pair<at::Tensor, at::Tensor> lt_wgrad_bgrad(const at::Tensor& dy, const at::Tensor& x,
@@ -316,10 +316,9 @@ bool lt_fp32_bias_supported() {
   char* p = static_cast<char*>(scratch.data_ptr());
   cublasLtHandle_t h = handle_locked(st, dev);
   bool ok = true;
-  for (Epi e : {Epi::kBias, Epi::kGeluAuxBias, Epi::kDGeluBGrad, Epi::kBGradB}) {
-    LtCall c{64, 64, 64, e == Epi::kBias || e == Epi::kGeluAuxBias, e == Epi::kBGradB,
-             p, p + 8192, p + 16384, e, p + 24576, CUDA_R_32F,
-             (e == Epi::kGeluAuxBias || e == Epi::kDGeluBGrad) ? p + 32768 : nullptr};
+  for (Epi e : {Epi::kBias, Epi::kGeluAuxBias, Epi::kBGradB}) {
+    LtCall c{64, 64, 64, e != Epi::kBGradB, e == Epi::kBGradB, p, p + 8192, p + 16384, e,
+             p + 24576, CUDA_R_32F, e == Epi::kGeluAuxBias ? p + 32768 : nullptr};
     try {
       LtPlan plan(c);
       ok = ok && plan.find_algo(h, 256);
@@ -355,9 +354,8 @@ std::pair<at::Tensor, at::Tensor> lt_linear_gelu(const at::Tensor&, const at::Te
                                                  const at::Tensor&) {
   no_cuda("lt_linear_gelu");
 }
-std::pair<at::Tensor, at::Tensor> lt_dgelu_bgrad(const at::Tensor&, const at::Tensor&,
-                                                 const at::Tensor&, at::ScalarType) {
-  no_cuda("lt_dgelu_bgrad");
+at::Tensor lt_dgelu(const at::Tensor&, const at::Tensor&, const at::Tensor&) {
+  no_cuda("lt_dgelu");
 }
 std::pair<at::Tensor, at::Tensor> lt_wgrad_bgrad(const at::Tensor&, const at::Tensor&,
                                                  at::ScalarType) {

@@ -59,11 +59,15 @@ void poison_allocator(c10::Device device) {
 }
 
 // Our tolerances (applied element-wise, see close_elementwise):
+// Single GEMMs (LinearLtGpu): inputs exact in bf16, so each output is the fp32 result rounded
+// once: kRel plus 2^-10 of the rms for the epilogue's approximate GELU / tanh.
+// Layers (FusedLinearGpu):
 // - kRel = 2^-7: every fused output is rounded once to bf16 (unit roundoff 2^-8); the other
 //   2^-8 covers the epilogue's own GELU / tanh evaluation.
 // - kRms = 2^-5 of the reference's rms: the fused path rounds its intermediates (the GELU
 //   output h, d_pre, the GELU input aux) to bf16 before the next GEMM, as the unfused bf16
-//   composition does, while the reference keeps them in fp32. Each rounding is a random-sign
+//   composition does (and both sum the bf16 d_pre for c_fc's bias gradient), while the
+//   reference keeps them in fp32. Each rounding is a random-sign
 //   relative error ≤ 2^-8 per term, so a K-term dot product is off by ≈ 2^-8/√3·‖terms‖ ≈
 //   2^-9·rms(result); the maximum over ~10^6 outputs stays within ~5σ ≈ 2^-6.7·rms. fp32
 //   accumulation over K ≤ 3072 adds < K·2^-24 ≈ 2^-12 relative (worst case). GELU' of the
@@ -113,12 +117,9 @@ TEST(LinearLtGpu, EpiloguesMatchFp32Reference) {
           << "GELU_AUX_BIAS output";
 
       poison_allocator(cuda);
-      auto [d_pre, db_fc] = lt_dgelu_bgrad(dy, w, pre_in, bt);
+      auto d_pre = lt_dgelu(dy, w, pre_in);
       auto d_pre_ref = at::gelu_backward(at::mm(dyf, wf), pre_in.to(at::kFloat), "tanh");
-      EXPECT_EQ(close_elementwise(d_pre, d_pre_ref, kRel, 1.0 / 1024), "") << "DGELU_BGRAD";
-      EXPECT_EQ(db_fc.scalar_type(), bt);
-      EXPECT_EQ(close_elementwise(db_fc, d_pre_ref.sum(0), kRel, 1.0 / 1024), "")
-          << "DGELU_BGRAD bias gradient";
+      EXPECT_EQ(close_elementwise(d_pre, d_pre_ref, kRel, 1.0 / 1024), "") << "DGELU";
 
       poison_allocator(cuda);
       auto [dw, db] = lt_wgrad_bgrad(dy, x, bt);
