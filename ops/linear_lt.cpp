@@ -1,0 +1,367 @@
+// cuBLASLt GEMMs with epilogues for Linear layers (ops/linear_lt.h). As in gemm_cublaslt.cpp, a
+// row-major matrix stored (r, c) is cuBLASLt's column-major (c, r) with leading dimension c, so
+// the row-major y(N, out) = x·wᵀ is the column-major yᵀ(out, N) = w(in,out)ᵀ·xᵀ(in, N): cuBLASLt
+// sees m = out, n = N, and its "rows of D" (where BIAS adds) are our features. BGRADB reduces its B operand over k: the weight gradient dwᵀ(in, out) = xᵀ(in, N)·dy
+// with B = dy stored (out, N), op T, k = N, so db = Σrows dy (the TransformerEngine / apex
+// wgrad layout: transa N, transb T). DGELU_BGRAD is not used: on H200 (cuBLAS 13.0) its bf16
+// bias gradient was off by up to 2.7% of an element (0.7% of the rms) for GPT-2 small's c_fc,
+// as if partial sums were rounded to bf16, and cuBLASLt takes no fp32 bias-gradient type there;
+// DGELU followed by the BGRADB weight-gradient GEMM sums the bf16 d_pre in fp32 instead, as
+// the unfused backward's reduction does.
+#include "ops/linear_lt.h"
+
+#include <stdexcept>
+#include <string>
+
+#ifdef GPTBENCH_WITH_CUDA
+#include <ATen/cuda/CUDAContext.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+
+#include "ops/cuda_check.h"
+
+namespace gptbench {
+namespace {
+
+constexpr size_t kWorkspaceBytes = 32u << 20;  // what LibTorch gives cuBLASLt on Hopper
+
+enum class Epi : int { kBias, kGeluAuxBias, kDGelu, kBGradB };
+
+cublasLtEpilogue_t lt_epilogue(Epi e) {
+  switch (e) {
+    case Epi::kBias: return CUBLASLT_EPILOGUE_BIAS;
+    case Epi::kGeluAuxBias: return CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
+    case Epi::kDGelu: return CUBLASLT_EPILOGUE_DGELU;
+    case Epi::kBGradB: return CUBLASLT_EPILOGUE_BGRADB;
+  }
+  return CUBLASLT_EPILOGUE_DEFAULT;
+}
+
+// One GEMM in cuBLASLt's column-major terms: D(m, n) = op(A)(m, k)·op(B)(k, n), all bf16.
+struct LtCall {
+  int64_t m, n, k;
+  bool trans_a, trans_b;
+  const void* a;
+  const void* b;
+  void* d;
+  Epi epi;
+  void* bias;                // bias (read) or bias gradient (written); null for DGELU
+  cudaDataType_t bias_type;  // CUDA_R_16BF or CUDA_R_32F
+  void* aux = nullptr;       // GELU input (m, n), ld m: written by GELU_AUX_BIAS, read by DGELU
+};
+
+// Largest power of two (<= 256) dividing the address.
+int alignment(const void* p) {
+  const auto v = reinterpret_cast<uintptr_t>(p);
+  int a = 256;
+  while (a > 1 && v % a != 0) a /= 2;
+  return a;
+}
+
+int call_alignment(const LtCall& c) {
+  int a = std::min({alignment(c.a), alignment(c.b), alignment(c.d), alignment(c.bias)});
+  return c.aux ? std::min(a, alignment(c.aux)) : a;
+}
+
+// (m, n, k, trans_a, trans_b, epilogue, bias type, alignment, device)
+using PlanKey = std::tuple<int64_t, int64_t, int64_t, bool, bool, int, int, int, int>;
+
+// Descriptors of one problem and its algorithm; the pointers are set per call.
+struct LtPlan {
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+
+  explicit LtPlan(const LtCall& c) {
+    CUBLAS_CHECK(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    const cublasOperation_t ta = c.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t tb = c.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+    set(CUBLASLT_MATMUL_DESC_TRANSA, ta);
+    set(CUBLASLT_MATMUL_DESC_TRANSB, tb);
+    set(CUBLASLT_MATMUL_DESC_EPILOGUE, lt_epilogue(c.epi));
+    set(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, static_cast<int32_t>(c.bias_type));
+    if (c.aux) set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, c.m);
+    set_pointers(c);
+    if (c.trans_a)
+      CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&a, CUDA_R_16BF, c.k, c.m, c.k));
+    else
+      CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&a, CUDA_R_16BF, c.m, c.k, c.m));
+    if (c.trans_b)
+      CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&b, CUDA_R_16BF, c.n, c.k, c.n));
+    else
+      CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&b, CUDA_R_16BF, c.k, c.n, c.k));
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&d, CUDA_R_16BF, c.m, c.n, c.m));
+  }
+  ~LtPlan() {
+    cublasLtMatrixLayoutDestroy(d);  // destructor: nothing to report to
+    cublasLtMatrixLayoutDestroy(b);
+    cublasLtMatrixLayoutDestroy(a);
+    cublasLtMatmulDescDestroy(op);
+  }
+  LtPlan(const LtPlan&) = delete;
+  LtPlan& operator=(const LtPlan&) = delete;
+
+  template <typename T>
+  void set(cublasLtMatmulDescAttributes_t attr, const T& v) {
+    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op, attr, &v, sizeof(v)));
+  }
+  void set_pointers(const LtCall& c) {
+    if (c.bias) set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, c.bias);
+    if (c.aux) set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, c.aux);
+  }
+
+  // The heuristic's first choice for operands aligned to `align` bytes; false when cuBLASLt
+  // has none for this combination (an unsupported epilogue / bias type, say).
+  bool find_algo(cublasLtHandle_t h, int align) {
+    cublasLtMatmulPreference_t pref;
+    CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+    const size_t ws = kWorkspaceBytes;
+    const uint32_t al = static_cast<uint32_t>(align);
+    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
+                                         sizeof(ws));
+    for (auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+                      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+                      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+      cublasLtMatmulPreferenceSetAttribute(pref, attr, &al, sizeof(al));
+    cublasLtMatmulHeuristicResult_t res{};
+    int found = 0;
+    const cublasStatus_t st =
+        cublasLtMatmulAlgoGetHeuristic(h, op, a, b, d, d, pref, 1, &res, &found);
+    cublasLtMatmulPreferenceDestroy(pref);
+    if (st != CUBLAS_STATUS_SUCCESS || found == 0) return false;
+    algo = res.algo;
+    return true;
+  }
+};
+
+struct LtState {
+  std::mutex mu;
+  std::map<int, cublasLtHandle_t> handles;  // per device
+  std::map<int, at::Tensor> workspaces;
+  std::map<int, bool> fp32_bias;  // probe result per device
+  std::map<PlanKey, std::unique_ptr<LtPlan>> plans;
+};
+
+LtState& lt_state() {
+  static LtState s;
+  return s;
+}
+
+cublasLtHandle_t handle_locked(LtState& st, int dev) {
+  auto& h = st.handles[dev];
+  if (!h) CUBLAS_CHECK(cublasLtCreate(&h));
+  return h;
+}
+
+const char* epi_name(Epi e) {
+  switch (e) {
+    case Epi::kBias: return "BIAS";
+    case Epi::kGeluAuxBias: return "GELU_AUX_BIAS";
+    case Epi::kDGelu: return "DGELU";
+    case Epi::kBGradB: return "BGRADB";
+  }
+  return "?";
+}
+
+void run(const LtCall& c, const at::Device& device) {
+  const int align = call_alignment(c);
+  if (align < 16)
+    throw std::invalid_argument(std::string("linear_lt ") + epi_name(c.epi) +
+                                ": operands must be 16-byte aligned");
+  const int dev = device.index();
+  cudaStream_t stream = at::cuda::getCurrentCUDAStream(dev).stream();
+  LtState& st = lt_state();
+  std::lock_guard<std::mutex> lock(st.mu);
+  cublasLtHandle_t h = handle_locked(st, dev);
+  auto& ws = st.workspaces[dev];
+  if (!ws.defined())
+    ws = at::empty({static_cast<int64_t>(kWorkspaceBytes)},
+                   at::TensorOptions().dtype(at::kByte).device(device));
+  PlanKey key{c.m, c.n, c.k, c.trans_a, c.trans_b, static_cast<int>(c.epi),
+              static_cast<int>(c.bias_type), align, dev};
+  auto it = st.plans.find(key);
+  if (it == st.plans.end()) {
+    auto plan = std::make_unique<LtPlan>(c);
+    if (!plan->find_algo(h, align))
+      throw std::runtime_error(std::string("linear_lt: no cuBLASLt algorithm for ") +
+                               epi_name(c.epi) + " m=" + std::to_string(c.m) +
+                               " n=" + std::to_string(c.n) + " k=" + std::to_string(c.k) +
+                               (c.bias_type == CUDA_R_32F ? " (fp32 bias)" : " (bf16 bias)"));
+    it = st.plans.emplace(key, std::move(plan)).first;
+  }
+  LtPlan& p = *it->second;
+  p.set_pointers(c);
+  const float alpha = 1.0f, beta = 0.0f;
+  CUBLAS_CHECK(cublasLtMatmul(h, p.op, &alpha, c.a, p.a, c.b, p.b, &beta, c.d, p.d, c.d, p.d,
+                              &p.algo, ws.data_ptr(), kWorkspaceBytes, stream));
+}
+
+// ------------------------------------------------------------------ argument checks
+
+[[noreturn]] void bad(const char* fn, const std::string& what) {
+  throw std::invalid_argument(std::string(fn) + ": " + what);
+}
+
+void check_matrix(const char* fn, const char* name, const at::Tensor& t) {
+  if (!t.defined() || !t.is_cuda() || t.scalar_type() != at::kBFloat16 || t.dim() != 2 ||
+      !t.is_contiguous() || t.size(0) < 1)
+    bad(fn, std::string(name) + " must be a non-empty 2-d contiguous bf16 CUDA tensor");
+}
+
+void check_rows(const char* fn, const char* name, const at::Tensor& t, int64_t rows,
+                int64_t cols) {
+  check_matrix(fn, name, t);
+  if (t.size(0) != rows || t.size(1) != cols)
+    bad(fn, std::string(name) + " is " + c10::str(t.sizes()) + ", expected [" +
+                std::to_string(rows) + ", " + std::to_string(cols) + "]");
+}
+
+void check_features(const char* fn, int64_t in, int64_t out) {
+  if (!lt_shape_supported(in, out))
+    bad(fn, "feature sizes " + std::to_string(in) + " -> " + std::to_string(out) +
+                " must be multiples of 8");
+}
+
+cudaDataType_t bias_type(const char* fn, at::ScalarType t) {
+  if (t == at::kBFloat16) return CUDA_R_16BF;
+  if (t == at::kFloat) return CUDA_R_32F;
+  bad(fn, std::string("bias dtype must be bf16 or fp32, got ") + at::toString(t));
+}
+
+void check_bias(const char* fn, const at::Tensor& b, int64_t out) {
+  if (!b.defined() || !b.is_cuda() || b.dim() != 1 || b.size(0) != out || !b.is_contiguous())
+    bad(fn, "bias must be a contiguous CUDA vector of " + std::to_string(out) + " elements");
+  bias_type(fn, b.scalar_type());
+}
+
+// y = x·wᵀ + b with an optional GELU and its aux; shared by lt_linear and lt_linear_gelu.
+void forward(const char* fn, const at::Tensor& x, const at::Tensor& w, const at::Tensor& b,
+             at::Tensor& y, at::Tensor* pre) {
+  check_matrix(fn, "x", x);
+  check_matrix(fn, "w", w);
+  const int64_t n = x.size(0), in = x.size(1), out = w.size(0);
+  check_rows(fn, "w", w, out, in);
+  check_features(fn, in, out);
+  check_bias(fn, b, out);
+  y = at::empty({n, out}, x.options());
+  if (pre) *pre = at::empty({n, out}, x.options());
+  LtCall c{out, n, in, /*trans_a=*/true, /*trans_b=*/false, w.data_ptr(), x.data_ptr(),
+           y.data_ptr(), pre ? Epi::kGeluAuxBias : Epi::kBias, b.data_ptr(),
+           bias_type(fn, b.scalar_type()), pre ? pre->data_ptr() : nullptr};
+  run(c, x.device());
+}
+
+}  // namespace
+
+at::Tensor lt_linear(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b) {
+  at::Tensor y;
+  forward("lt_linear", x, w, b, y, nullptr);
+  return y;
+}
+
+std::pair<at::Tensor, at::Tensor> lt_linear_gelu(const at::Tensor& x, const at::Tensor& w,
+                                                 const at::Tensor& b) {
+  at::Tensor h, pre;
+  forward("lt_linear_gelu", x, w, b, h, &pre);
+  return {h, pre};
+}
+
+at::Tensor lt_dgelu(const at::Tensor& dy, const at::Tensor& w, const at::Tensor& pre) {
+  const char* fn = "lt_dgelu";
+  check_matrix(fn, "dy", dy);
+  check_matrix(fn, "w", w);
+  const int64_t n = dy.size(0), out = dy.size(1), in = w.size(1);
+  check_rows(fn, "w", w, out, in);
+  check_rows(fn, "pre", pre, n, in);
+  check_features(fn, in, out);
+  auto d_pre = at::empty({n, in}, dy.options());
+  LtCall c{in, n, out, /*trans_a=*/false, /*trans_b=*/false, w.data_ptr(), dy.data_ptr(),
+           d_pre.data_ptr(), Epi::kDGelu, nullptr, CUDA_R_16BF, pre.data_ptr()};
+  run(c, dy.device());
+  return d_pre;
+}
+
+std::pair<at::Tensor, at::Tensor> lt_wgrad_bgrad(const at::Tensor& dy, const at::Tensor& x,
+                                                 at::ScalarType bias_dtype) {
+  const char* fn = "lt_wgrad_bgrad";
+  check_matrix(fn, "dy", dy);
+  check_matrix(fn, "x", x);
+  const int64_t n = dy.size(0), out = dy.size(1), in = x.size(1);
+  check_rows(fn, "x", x, n, in);
+  check_features(fn, in, out);
+  const cudaDataType_t bt = bias_type(fn, bias_dtype);
+  auto dw = at::empty({out, in}, dy.options());
+  auto db = at::empty({out}, dy.options().dtype(bias_dtype));
+  LtCall c{in, out, n, /*trans_a=*/false, /*trans_b=*/true, x.data_ptr(), dy.data_ptr(),
+           dw.data_ptr(), Epi::kBGradB, db.data_ptr(), bt};
+  run(c, dy.device());
+  return {dw, db};
+}
+
+bool lt_fp32_bias_supported() {
+  const int dev = c10::cuda::current_device();
+  LtState& st = lt_state();
+  std::lock_guard<std::mutex> lock(st.mu);
+  auto it = st.fp32_bias.find(dev);
+  if (it != st.fp32_bias.end()) return it->second;
+  // Heuristic queries only (no launch): a 64³ problem per epilogue with 256-byte aligned
+  // pointers into one scratch buffer (the heuristic reads their alignment, not their data).
+  auto scratch = at::empty({1 << 16}, at::TensorOptions().dtype(at::kByte).device(at::kCUDA, dev));
+  char* p = static_cast<char*>(scratch.data_ptr());
+  cublasLtHandle_t h = handle_locked(st, dev);
+  bool ok = true;
+  for (Epi e : {Epi::kBias, Epi::kGeluAuxBias, Epi::kBGradB}) {
+    LtCall c{64, 64, 64, e != Epi::kBGradB, e == Epi::kBGradB, p, p + 8192, p + 16384, e,
+             p + 24576, CUDA_R_32F, e == Epi::kGeluAuxBias ? p + 32768 : nullptr};
+    try {
+      LtPlan plan(c);
+      ok = ok && plan.find_algo(h, 256);
+    } catch (const CudaError&) {  // the descriptor refused the attribute
+      ok = false;
+    }
+  }
+  st.fp32_bias[dev] = ok;
+  return ok;
+}
+
+int64_t lt_plan_cache_size() {
+  std::lock_guard<std::mutex> lock(lt_state().mu);
+  return static_cast<int64_t>(lt_state().plans.size());
+}
+
+}  // namespace gptbench
+
+#else  // no CUDA
+
+namespace gptbench {
+namespace {
+[[noreturn]] void no_cuda(const char* fn) {
+  throw std::runtime_error(std::string(fn) + ": this build has no CUDA support");
+}
+}  // namespace
+
+bool lt_fp32_bias_supported() { return false; }
+at::Tensor lt_linear(const at::Tensor&, const at::Tensor&, const at::Tensor&) {
+  no_cuda("lt_linear");
+}
+std::pair<at::Tensor, at::Tensor> lt_linear_gelu(const at::Tensor&, const at::Tensor&,
+                                                 const at::Tensor&) {
+  no_cuda("lt_linear_gelu");
+}
+at::Tensor lt_dgelu(const at::Tensor&, const at::Tensor&, const at::Tensor&) {
+  no_cuda("lt_dgelu");
+}
+std::pair<at::Tensor, at::Tensor> lt_wgrad_bgrad(const at::Tensor&, const at::Tensor&,
+                                                 at::ScalarType) {
+  no_cuda("lt_wgrad_bgrad");
+}
+int64_t lt_plan_cache_size() { return 0; }
+
+}  // namespace gptbench
+#endif  // GPTBENCH_WITH_CUDA

@@ -1,0 +1,50 @@
+#pragma once
+// Linear layers as cuBLASLt GEMMs with fused epilogues (bf16 operands, fp32 accumulation, the
+// current CUDA stream). Row-major: x (N, in), w (out, in) as torch::nn::Linear stores it,
+// y (N, out). The epilogues replace the separate kernels of a Linear + tanh-GELU training step:
+//   lt_linear       y = x·wᵀ + b                                   (BIAS)
+//   lt_linear_gelu  h = gelu_tanh(x·wᵀ + b), pre = x·wᵀ + b        (GELU_AUX_BIAS)
+//   lt_dgelu        d_pre = (dy·w) ⊙ gelu_tanh'(pre)                (DGELU)
+//   lt_wgrad_bgrad  dw = dyᵀ·x, db = Σrows dy                       (BGRADB)
+// (The MLP's c_fc bias gradient comes from lt_wgrad_bgrad(d_pre, x): see linear_lt.cpp on why
+// not from DGELU_BGRAD.)
+// Requirements (checked, std::invalid_argument otherwise): 2-d contiguous bf16 CUDA matrices
+// whose feature sizes (in, out) are multiples of 8 (cuBLASLt's GELU aux leading dimension must
+// be, and it keeps every row 16-byte aligned); any row count N >= 1; pointers 16-byte aligned.
+// A bias / bias gradient is bf16 or, where lt_fp32_bias_supported(), fp32.
+// Descriptors and the heuristic's algorithm are cached per (shape, epilogue, bias type,
+// alignment, device); each device has one cuBLASLt handle and a 32 MB workspace.
+// Built without CUDA, every function but lt_shape_supported throws std::runtime_error.
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <utility>
+
+namespace gptbench {
+
+// Whether a GEMM with these feature sizes meets the multiple-of-8 rule above.
+inline bool lt_shape_supported(int64_t in_features, int64_t out_features) {
+  return in_features > 0 && out_features > 0 && in_features % 8 == 0 && out_features % 8 == 0;
+}
+
+// Whether cuBLASLt accepts fp32 bias and bias-gradient vectors beside bf16 matrices for the
+// BIAS, GELU_AUX_BIAS and BGRADB epilogues (probed once per process on the current device; false without CUDA).
+bool lt_fp32_bias_supported();
+
+at::Tensor lt_linear(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b);
+
+// Returns {h, pre}, both bf16 (N, out).
+std::pair<at::Tensor, at::Tensor> lt_linear_gelu(const at::Tensor& x, const at::Tensor& w,
+                                                 const at::Tensor& b);
+
+// dy (N, out), w (out, in), pre (N, in). Returns d_pre bf16 (N, in).
+at::Tensor lt_dgelu(const at::Tensor& dy, const at::Tensor& w, const at::Tensor& pre);
+
+// dy (N, out), x (N, in). Returns {dw bf16 (out, in), db (out) of bias_dtype}.
+std::pair<at::Tensor, at::Tensor> lt_wgrad_bgrad(const at::Tensor& dy, const at::Tensor& x,
+                                                 at::ScalarType bias_dtype);
+
+// Number of cached plans (descriptor + algorithm) so far.
+int64_t lt_plan_cache_size();
+
+}  // namespace gptbench
