@@ -38,7 +38,8 @@ uint8_t quantize_nearest(const QuantMap& map, float x);
 // else it throws), so for x in bucket b: count(mid < x) = lo + (mid[lo] < x) — the same strict
 // fp32 comparisons as the search, hence bit-identical codes for every x (NaN: the search gives
 // 0; quantize_bucketed first maps NaN to −4, which also gives 0). The kernel uses the two
-// quantize_unit_* forms below, this count on the domain of x / absmax.
+// quantize_unit_* forms below, this count on the domain of x / absmax with lo and mid[lo]
+// folded into one 4-byte entry per bucket (bucket_entry).
 constexpr uint32_t kBucketMinKey = (127 - 23) << 7;  // |x| < 2^-23·(1 + 1/128): one bucket
 constexpr uint32_t kBucketMaxKey = 128 << 7;         // |x| ≥ 2 (and inf): one bucket
 constexpr int kBucketsPerSign = static_cast<int>(kBucketMaxKey - kBucketMinKey) + 1;  // 3073
@@ -76,13 +77,6 @@ GPTBENCH_QUANT_HD float quant_div(float x, float a, float r) {
   return std::fma(e, r, q0);
 #endif
 }
-// The kernel's two quantisers, for values already divided by their block's absmax: |x| ≤ 1
-// (x / absmax with |x| ≤ absmax, by quant_div or IEEE division, never leaves [-1, 1]) and x ≥ 0
-// for the unsigned map; NaN allowed. On that domain the bucketed count needs no upper clamp
-// (|x| ≤ 1 < 2) and the unsigned one only the positive half of its table (lo[0, kBucketsPerSign));
-// NaN goes to −1 (signed) or 0 (unsigned), both code 0, as the search gives NaN. `lo`: the
-// bucket table (signed_buckets() / unsigned_buckets()); equal to quantize_nearest on the domain
-// (host test `UnitQuantisersEqualNearestSearchOnTheirDomain`).
 GPTBENCH_QUANT_HD uint32_t quant_float_bits(float x) {
 #if defined(__CUDA_ARCH__)
   return __float_as_uint(x);
@@ -92,20 +86,41 @@ GPTBENCH_QUANT_HD uint32_t quant_float_bits(float x) {
   return b;
 #endif
 }
-GPTBENCH_QUANT_HD int quantize_unit_signed(const float* mid, const uint8_t* lo, float x) {
+// The kernel reads one 4-byte entry per code instead of lo[b] and then mid[lo]: a bucket holds
+// at most one midpoint and, away from the two clamped buckets, all its floats share bits 31..16,
+// so "mid < x" inside the bucket compares bits 15..0 (the other way round for negative floats).
+// Entry = lo << 16 | (0xffff − t), t the midpoint's bits 15..0 (complemented in a negative
+// bucket), or lo << 16 when no midpoint lies in the bucket; adding x's bits 15..0 (complemented
+// when x < 0) carries into bit 16 exactly when mid < x, so the code is (entry + low) >> 16. No
+// midpoint of either map lies in a clamped bucket, where bits 15..0 would not order the floats
+// (checked by the host test). `mid`: the map's midpoints; l = lo[b] of bucket b.
+GPTBENCH_QUANT_HD uint32_t bucket_entry(const float* mid, uint32_t l, uint32_t b) {
+  const uint32_t mb = quant_float_bits(mid[l]);
+  if (l == 255 || quant_bucket(mb) != b) return l << 16;  // no midpoint in the bucket
+  return l << 16 | (0xffffu - ((mb ^ (0u - (mb >> 31))) & 0xffffu));
+}
+// The kernel's two quantisers, for values already divided by their block's absmax: |x| ≤ 1
+// (x / absmax with |x| ≤ absmax, by quant_div or IEEE division, never leaves [-1, 1]) and x ≥ 0
+// for the unsigned map; NaN allowed. On that domain the bucketed count needs no upper clamp
+// (|x| ≤ 1 < 2) and the unsigned one only the positive half of its table (buckets
+// [0, kBucketsPerSign)); NaN goes to −1 (signed) or 0 (unsigned), both code 0, as the search
+// gives NaN. `ent`: bucket_entry of every bucket of the map (signed_buckets() /
+// unsigned_buckets()); equal to quantize_nearest on the domain (host test
+// `UnitQuantisersEqualNearestSearchOnTheirDomain`).
+GPTBENCH_QUANT_HD int quantize_unit_signed(const uint32_t* ent, float x) {
   x = fmaxf(x, -1.f);
   const uint32_t bits = quant_float_bits(x);
   uint32_t key = (bits >> 16) & 0x7fffu;
   key = key < kBucketMinKey ? kBucketMinKey : key;
-  const int l = lo[(bits >> 31) * static_cast<uint32_t>(kBucketsPerSign) + (key - kBucketMinKey)];
-  return l + (mid[l] < x ? 1 : 0);
+  const uint32_t e = ent[(bits >> 31) * static_cast<uint32_t>(kBucketsPerSign) + (key - kBucketMinKey)];
+  return static_cast<int>((e + ((bits ^ (0u - (bits >> 31))) & 0xffffu)) >> 16);
 }
-GPTBENCH_QUANT_HD int quantize_unit_unsigned(const float* mid, const uint8_t* lo, float x) {
+GPTBENCH_QUANT_HD int quantize_unit_unsigned(const uint32_t* ent, float x) {
   x = fmaxf(x, 0.f);
-  uint32_t key = (quant_float_bits(x) >> 16) & 0x7fffu;  // the mask: −0 → bucket of +0
+  const uint32_t bits = quant_float_bits(x);
+  uint32_t key = (bits >> 16) & 0x7fffu;  // −0 → the bucket of +0 (its low bits are 0)
   key = key < kBucketMinKey ? kBucketMinKey : key;
-  const int l = lo[key - kBucketMinKey];
-  return l + (mid[l] < x ? 1 : 0);
+  return static_cast<int>((ent[key - kBucketMinKey] + (bits & 0xffffu)) >> 16);
 }
 #undef GPTBENCH_QUANT_HD
 

@@ -9,6 +9,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "ops/optim/adam8bit.h"
 #include "ops/optim/adamw.h"
@@ -170,20 +171,28 @@ TEST(OptimAdam8bit, BucketedQuantiserEqualsNearestSearchForEveryFloat) {
 
 // The kernel's quantisers take values already divided by the block's absmax and drop the clamps
 // that domain makes unnecessary (quantize_unit_signed for |x| ≤ 1, quantize_unit_unsigned for
-// 0 ≤ x ≤ 1, the latter reading only the positive half of its table; NaN allowed): on that
-// domain they must give the nearest-code search's code too. Checked at every midpoint and every
-// bucket edge ±4 ulps, a strided sweep of the domain's bit patterns, and the special values.
+// 0 ≤ x ≤ 1, the latter reading only the positive half of its table; NaN allowed), and read one
+// 4-byte entry per code (bucket_entry: lo and the bucket's midpoint bits 15..0): on that domain
+// they must give the nearest-code search's code too. Checked at every midpoint and every bucket
+// edge ±4 ulps, a strided sweep of the domain's bit patterns, and the special values; and no
+// midpoint may lie in a clamped bucket (there its bits 15..0 would not order the floats).
 TEST(OptimAdam8bit, UnitQuantisersEqualNearestSearchOnTheirDomain) {
   for (bool is_signed : {true, false}) {
     const QuantMap& map = is_signed ? optim::signed_dynamic_map() : optim::unsigned_dynamic_map();
     const auto& lo = is_signed ? optim::signed_buckets() : optim::unsigned_buckets();
+    std::vector<uint32_t> ent(lo.size());
+    for (uint32_t b = 0; b < ent.size(); ++b) ent[b] = optim::bucket_entry(map.mid.data(), lo[b], b);
+    for (int k = 0; k < 255; ++k) {
+      const uint32_t key = (optim::quant_float_bits(map.mid[k]) >> 16) & 0x7fffu;
+      EXPECT_TRUE(key > optim::kBucketMinKey && key < optim::kBucketMaxKey) << "midpoint " << k;
+    }
     int64_t checked = 0, bad = 0;
     const auto check = [&](float x) {
       if (!(std::fabs(x) <= 1.f) && !std::isnan(x)) return;  // outside the domain
       if (!is_signed && x < 0.f) return;
       ++checked;
-      const int got = is_signed ? optim::quantize_unit_signed(map.mid.data(), lo.data(), x)
-                                : optim::quantize_unit_unsigned(map.mid.data(), lo.data(), x);
+      const int got = is_signed ? optim::quantize_unit_signed(ent.data(), x)
+                                : optim::quantize_unit_unsigned(ent.data(), x);
       if (got != optim::quantize_nearest(map, x)) {
         if (bad < 5) ADD_FAILURE() << "x = " << x << (is_signed ? " (signed)" : " (unsigned)");
         ++bad;
