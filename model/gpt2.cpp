@@ -1,5 +1,6 @@
 #include "model/gpt2.h"
 
+#include "model/fused_linear.h"
 #include "ops/attention/flash.h"
 #include "ops/attention_ref.h"
 #include "ops/cross_entropy.h"
@@ -78,13 +79,17 @@ CausalSelfAttentionImpl::CausalSelfAttentionImpl(const GPT2Config& cfg, AttnImpl
 
 torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x) {
   const int64_t B = x.size(0), T = x.size(1), C = x.size(2);
-  auto qkv = c_attn->forward(x).split(C, /*dim=*/2);  // 3 × (B, T, C)
+  const bool fused = kernels == BlockKernels::kFused;
+  auto linear = [fused](torch::nn::Linear& l, const torch::Tensor& t) {
+    return fused ? linear_fused_bgrad(t, l->weight, l->bias) : l->forward(t);
+  };
+  auto qkv = linear(c_attn, x).split(C, /*dim=*/2);  // 3 × (B, T, C)
   auto heads = [&](const torch::Tensor& t) {
     return t.view({B, T, n_head, C / n_head}).transpose(1, 2);  // (B, H, T, hd)
   };
   auto y = causal_attention(heads(qkv[0]), heads(qkv[1]), heads(qkv[2]), impl);
   y = y.transpose(1, 2).contiguous().view({B, T, C});
-  return c_proj->forward(y);
+  return linear(c_proj, y);
 }
 
 MLPImpl::MLPImpl(const GPT2Config& cfg) {
@@ -93,6 +98,8 @@ MLPImpl::MLPImpl(const GPT2Config& cfg) {
 }
 
 torch::Tensor MLPImpl::forward(const torch::Tensor& x) {
+  if (kernels == BlockKernels::kFused)
+    return mlp_gelu_fused(x, c_fc->weight, c_fc->bias, c_proj->weight, c_proj->bias);
   return c_proj->forward(at::gelu(c_fc->forward(x), "tanh"));
 }
 
@@ -154,7 +161,7 @@ void GPT2Impl::set_attn_impl(AttnImpl impl) {
 
 void GPT2Impl::set_block_kernels(BlockKernels k) {
   kernels = k;
-  for (auto& b : blocks) b->kernels = k;
+  for (auto& b : blocks) b->kernels = b->attn->kernels = b->mlp->kernels = k;
 }
 
 torch::Tensor GPT2Impl::forward(const torch::Tensor& idx) {

@@ -33,6 +33,15 @@ const char* attn_impl_name(AttnImpl impl);
 torch::Tensor causal_attention(const torch::Tensor& q, const torch::Tensor& k,
                                const torch::Tensor& v, AttnImpl impl);
 
+// torch: LibTorch's LayerNorm, Linear, GELU, adds and casts; fused: our kernels where they
+// apply, LibTorch's otherwise — the fused residual-add + LayerNorm (ops/layernorm.h: LayerNorm
+// straight to bf16 under autocast, the residual add and its gradient in the same pass) and, in
+// bf16, Linear layers with cuBLASLt epilogues (model/fused_linear.h: bias gradients inside the
+// weight-gradient GEMM, the MLP's tanh-GELU inside its GEMMs). The same function.
+enum class BlockKernels { kTorch, kFused };
+BlockKernels parse_block_kernels(const std::string& name);  // "torch" or "fused"
+const char* block_kernels_name(BlockKernels k);
+
 struct CausalSelfAttentionImpl : torch::nn::Module {
   CausalSelfAttentionImpl(const GPT2Config& cfg, AttnImpl impl);
   torch::Tensor forward(const torch::Tensor& x);  // (B, T, C) -> (B, T, C)
@@ -40,6 +49,7 @@ struct CausalSelfAttentionImpl : torch::nn::Module {
   torch::nn::Linear c_attn{nullptr}, c_proj{nullptr};
   int64_t n_head;
   AttnImpl impl;
+  BlockKernels kernels = BlockKernels::kTorch;
 };
 TORCH_MODULE(CausalSelfAttention);
 
@@ -48,15 +58,9 @@ struct MLPImpl : torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x);  // (B, T, C) -> (B, T, C)
 
   torch::nn::Linear c_fc{nullptr}, c_proj{nullptr};
+  BlockKernels kernels = BlockKernels::kTorch;
 };
 TORCH_MODULE(MLP);
-
-// torch: LibTorch's LayerNorm, adds and casts; fused: our fused residual-add + LayerNorm
-// kernels (ops/layernorm.h: LayerNorm straight to bf16 under autocast, the residual add and its
-// gradient in the same pass) where they apply, LibTorch's otherwise. The same function.
-enum class BlockKernels { kTorch, kFused };
-BlockKernels parse_block_kernels(const std::string& name);  // "torch" or "fused"
-const char* block_kernels_name(BlockKernels k);
 
 struct BlockImpl : torch::nn::Module {
   BlockImpl(const GPT2Config& cfg, AttnImpl impl);

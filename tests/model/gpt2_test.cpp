@@ -204,12 +204,14 @@ TEST(GPT2, FusedBlocksOnCpuAreLibTorchs) {
   for (size_t i = 0; i < g_t.size(); ++i) EXPECT_TRUE(at::equal(g_t[i], g_f[i])) << i;
 }
 
-// The fused residual-add + LayerNorm kernels give the model's loss and gradients, fp32 weights
-// in fp32 and under bf16 autocast (as the training step runs it). fp32: the two paths differ
-// by the order of LayerNorm's sums (~1e-6 relative, amplified a little by the backward);
-// bf16: the LayerNorm output is rounded to bf16 in both paths, from fp32 values that may
-// differ in the last bit, so an element occasionally rounds the other way: loss to ~1e-3 and
-// gradients to ~1e-2 relative (Frobenius).
+// The fused blocks (residual-add + LayerNorm kernels; in bf16 also the cuBLASLt epilogue
+// Linears and MLP) give the model's loss and gradients, fp32 weights in fp32 and under bf16
+// autocast (as the training step runs it). fp32: only the LayerNorm changes, and the two paths
+// differ by the order of its sums (~1e-6 relative, amplified a little by the backward); bf16:
+// LayerNorm outputs are rounded to bf16 in both paths from fp32 values that may differ in the
+// last bit, and the GEMMs (other kernels, other summation orders) round their bf16 outputs
+// independently, so elements occasionally round the other way: loss to ~1e-3 and gradients to
+// ~1e-2 relative (Frobenius).
 TEST(GPT2, FusedBlocksMatchTorchLossAndGradients) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA GPU";
   const c10::Device cuda(c10::kCUDA, 0);
