@@ -1,0 +1,148 @@
+// LayerNorm family: the pre-LN step of a GPT-2 block, h = x + branch, y = LayerNorm(h), over
+// B·T rows of d_model columns, forward and forward+backward (upstream gradients for h and y).
+//   impls:  torch (at::add, at::layer_norm, the cast to the output dtype: what LibTorch runs under
+//           autocast, and the blocks:torch training step), fused (ops/layernorm.h, the
+//           blocks:fused step; needs a GPU)
+//   dtypes: bf16 (x, h fp32; branch, y and y's gradient bf16: the step under bf16 autocast),
+//           fp32 (all fp32)
+//   shapes: rows = --gptbench_batch × --gptbench_seq, cols = each selected model's d_model
+//   cost:   the bytes the fused path must move (b = the dtype's size): forward reads x (4) and
+//           the branch (b), writes h (4) and y (b): rows·C·(8 + 2b); forward+backward adds
+//           reading dy (b), h (4) and h's gradient (4), writing dx (4) and the branch's
+//           gradient (b): rows·C·(20 + 4b) in all. %peak of the measured copy bandwidth.
+//   names:  layernorm/<impl>/<dtype>/<fwd|fwd_bwd>/rows:R/cols:C
+#include <ATen/ATen.h>
+#include <ATen/autocast_mode.h>
+#include <torch/autograd.h>
+
+#include <memory>
+#include <set>
+#include <string>
+
+#include "fixtures/dtype.h"
+#include "fixtures/family.h"
+#include "fixtures/options.h"
+#include "fixtures/runner.h"
+#include "fixtures/verify.h"
+#include "model/config.h"
+#include "ops/layernorm.h"
+
+namespace gptbench {
+namespace {
+
+constexpr double kEps = 1e-5;
+
+// bf16 autocast on the device's type for a scope (the dtype the step runs LayerNorm under).
+struct AutocastScope {
+  explicit AutocastScope(bool on) : on_(on) {
+    if (!on_) return;
+    was_ = at::autocast::is_autocast_enabled(at::kCUDA);
+    dtype_ = at::autocast::get_autocast_dtype(at::kCUDA);
+    at::autocast::set_autocast_dtype(at::kCUDA, at::kBFloat16);
+    at::autocast::set_autocast_enabled(at::kCUDA, true);
+  }
+  ~AutocastScope() {
+    if (!on_) return;
+    at::autocast::set_autocast_enabled(at::kCUDA, was_);
+    at::autocast::set_autocast_dtype(at::kCUDA, dtype_);
+  }
+  bool on_, was_ = false;
+  at::ScalarType dtype_ = at::kFloat;
+};
+
+struct State {
+  at::Tensor x, branch, gamma, beta, gh, gy;
+  AddLayerNorm out;
+  bool fused = false, bf16 = false, backward = false;
+  // One call; with the backward, the gradients are left in place when keep_grads (else
+  // dropped, so each call writes fresh ones as in training).
+  void run(bool keep_grads = false) {
+    AutocastScope scope(bf16);
+    out = fused ? fused_add_layernorm(x, branch, gamma, beta, kEps)
+                : torch_add_layernorm(x, branch, gamma, beta, kEps);
+    if (backward) {
+      torch::autograd::backward({out.h, out.y}, {gh, gy});
+      if (!keep_grads) clear_grads();
+    }
+  }
+  void clear_grads() {
+    for (auto* t : {&x, &branch, &gamma, &beta}) t->mutable_grad() = at::Tensor();
+  }
+};
+
+// y (and with the backward, x's gradient) of 64 evenly spaced rows against float64 autograd of
+// the same rows: rows are independent in both. Allowed relative error (Frobenius): fp32
+// arithmetic ~1e-6 → 1e-4; bf16 outputs are rounded to 8 significant bits → 1e-2.
+std::string verify_sample(State& st) {
+  st.backward = true;
+  st.run(/*keep_grads=*/true);
+  const auto xg = st.x.grad().detach();
+  st.clear_grads();
+  const int64_t rows = st.x.size(0), n = std::min<int64_t>(rows, 64);
+  auto idx = at::linspace(0, static_cast<double>(rows - 1), n, at::kDouble).round().to(at::kLong)
+                 .to(st.x.device());
+  auto pick = [&](const at::Tensor& t) {
+    return t.detach().index_select(0, idx).to(at::kCPU, at::kDouble);
+  };
+  auto x = pick(st.x).requires_grad_(true), b = pick(st.branch);
+  auto g = st.gamma.detach().to(at::kCPU, at::kDouble), be = st.beta.detach().to(at::kCPU, at::kDouble);
+  auto h = x + b;
+  auto y = at::layer_norm(h, {x.size(1)}, g, be, kEps);
+  torch::autograd::backward({h, y}, {pick(st.gh), pick(st.gy)});
+  const double tol = st.bf16 ? 1e-2 : 1e-4;
+  auto why = check_close(st.out.y.detach().index_select(0, idx), y, tol);
+  if (why.empty()) why = check_close(xg.index_select(0, idx), x.grad(), 1e-4);
+  return why;
+}
+
+Case make_case(const std::string& impl, const std::string& dtype, bool backward, int64_t rows,
+               int64_t cols, c10::Device device) {
+  auto st = std::make_shared<State>();
+  st->fused = impl == "fused";
+  st->bf16 = dtype == "bf16";
+  const auto opts = at::TensorOptions().device(device);
+  const auto low = st->bf16 ? at::kBFloat16 : at::kFloat;
+  // A residual stream with an offset (so the mean matters), a branch of unit spread, GPT-2's
+  // initial gamma/beta perturbed, unit upstream gradients.
+  st->x = (3 + 2 * at::randn({rows, cols}, opts)).requires_grad_(true);
+  st->branch = at::randn({rows, cols}, opts).to(low).requires_grad_(true);
+  st->gamma = (1 + 0.2 * at::randn({cols}, opts)).requires_grad_(true);
+  st->beta = (0.2 * at::randn({cols}, opts)).requires_grad_(true);
+  st->gh = at::randn({rows, cols}, opts);
+  st->gy = at::randn({rows, cols}, opts).to(low);
+  Case c;
+  c.verify = [st] { return verify_sample(*st); };
+  c.run = [st, backward] {
+    st->backward = backward;
+    st->run();
+  };
+  const double b = static_cast<double>(at::elementSize(low));
+  const double n = static_cast<double>(rows) * static_cast<double>(cols);
+  c.cost.bytes = n * (backward ? 20 + 4 * b : 8 + 2 * b);
+  c.cost.peak = PeakKind::kCopy;
+  return c;
+}
+
+}  // namespace
+
+GPTBENCH_FAMILY(layernorm) {
+  const Options& o = global_options();
+  const auto dtypes = o.dtypes_among({"bf16", "fp32"});
+  std::set<int64_t> widths;
+  for (const auto& model : o.models) widths.insert(model_config(model).d_model);
+  for (const auto& dtype : dtypes)
+    for (bool backward : {false, true})
+      for (int64_t cols : widths)
+        for (const std::string impl : {"torch", "fused"}) {
+          CaseSpec spec;
+          spec.name = "layernorm/" + impl + "/" + dtype + "/" + (backward ? "fwd_bwd" : "fwd") +
+                      "/rows:" + std::to_string(o.tokens()) + "/cols:" + std::to_string(cols);
+          spec.needs_cuda_kernels = impl == "fused";
+          spec.make = [impl, dtype, backward, rows = o.tokens(), cols, device = o.resolved_device] {
+            return make_case(impl, dtype, backward, rows, cols, device);
+          };
+          register_case(std::move(spec));
+        }
+}
+
+}  // namespace gptbench
