@@ -35,7 +35,7 @@ for phase in "$@"; do
       rm -f "$OUT"/aa/round-*.log "$OUT"/aa/round-*.json ;;  # the merged base/new.json stay
     sanitize)
       export PYTORCH_NO_CUDA_MEMORY_CACHING=1
-      ours=${SAN_FILTER:-'SoftmaxFusedGpu.*:OptimGpu.*:*FlashAttentionGpu*_L17_*:*FlashAttentionGpu*_L130_*:FlashAttentionGpuLayout.*:Dtypes/GemmGpu.CublasLtMatchesReference/*'}
+      ours=${SAN_FILTER:-'SoftmaxFusedGpu.*:OptimGpu.*:*FlashAttentionGpu*_L17_*:*FlashAttentionGpu*_L130_*:FlashAttentionGpuLayout.*:Dtypes/GemmGpu.CublasLtMatchesReference/*:LayerNormGpu.*:LinearLtGpu.*:FusedLinearGpu.*:CrossEntropyGpu*'}
       for tool in ${SAN_TOOLS:-memcheck racecheck synccheck}; do
         (cd "$B" && timeout ${SAN_TIMEOUT:-90} compute-sanitizer --tool $tool --error-exitcode 1 --print-limit 20 \
            ./gptbench_tests --gtest_filter="$ours" >> "$OUT/sanitize.log" 2>&1)
