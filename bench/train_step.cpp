@@ -22,8 +22,9 @@
 //               head:<torch|fused>/blocks:<torch|fused>/accum:<k>/mode:<eager|graph>
 // Default: each --gptbench_models size at B×T of the options; bf16 with torch_fused, torch and
 // ours, eager and graph; the other selected precisions with torch_fused; 2·B in bf16; the
-// fused head eager with torch_fused, and in a graph with our adamw and fused blocks at B and 2·B
-// (and LibTorch's blocks at 2·B, for the blocks' gain).
+// fused head eager with torch_fused (LibTorch's blocks) and with our adamw and fused blocks (the
+// phases of the best configuration), and in a graph with our adamw and fused blocks at B and
+// 2·B (and LibTorch's blocks at 2·B, for the blocks' gain).
 // --gptbench_full=true adds the batch sweep 1…64 (eager and graph; out of memory is a skipped
 // point) with either head, every optimizer in both modes, naive attention, our flash attention
 // and SDPA's cuDNN backend (attn:cudnn) with the fused head, and gradient accumulation 2, 4, 8.
@@ -110,6 +111,7 @@ GPTBENCH_FAMILY(train_step) {
     const std::string best_opt = has_optimizer("adamw") ? "adamw" : "torch_fused";
     const auto kFusedBlocks = BlockKernels::kFused;
     add(model, main_prec, o.batch, "torch_fused", AttnImpl::kSdpa, 1, false, LmHead::kFused);
+    add(model, main_prec, o.batch, best_opt, AttnImpl::kSdpa, 1, false, LmHead::kFused, kFusedBlocks);
     for (int64_t b : {o.batch, 2 * o.batch})
       add(model, main_prec, b, best_opt, AttnImpl::kSdpa, 1, true, LmHead::kFused, kFusedBlocks);
     add(model, main_prec, 2 * o.batch, best_opt, AttnImpl::kSdpa, 1, true, LmHead::kFused);
