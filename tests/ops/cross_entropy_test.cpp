@@ -16,18 +16,12 @@
 #include <stdexcept>
 #include <string>
 
+#include "tests/ops/have_gpu.h"
+
 namespace gptbench {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-bool have_gpu() {
-#ifdef GPTBENCH_WITH_CUDA
-  return torch::cuda::is_available();
-#else
-  return false;
-#endif
-}
 
 // Random logits of spread ~3 (like a trained LM head's) and targets in [0, classes), with
 // every `ignore_every`-th row's target (rows k-1, 2k-1, ...) set to ignore_index (-100).

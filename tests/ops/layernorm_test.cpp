@@ -16,16 +16,10 @@
 #include <stdexcept>
 #include <string>
 
+#include "tests/ops/have_gpu.h"
+
 namespace gptbench {
 namespace {
-
-bool have_gpu() {
-#ifdef GPTBENCH_WITH_CUDA
-  return torch::cuda::is_available();
-#else
-  return false;
-#endif
-}
 
 // max over elements of |a - b| / (atol + rtol·|b|): <= 1 means within tolerance.
 double worst(const at::Tensor& a, const at::Tensor& b, double atol, double rtol) {
