@@ -2,7 +2,7 @@
 // chunk table of all tensors. A chunk (16,384 elements) is 64 quantisation blocks of 256; each
 // warp takes one block at a time: every lane holds 8 elements (two float4 of p and g, two
 // 4-byte words of each code array), dequantises through the maps in shared memory, updates in
-// fp32, writes p, reduces the block's absmax with shuffles and requantises with one shared-memory
+// fp32, writes p, reduces the block's absmax by redux.sync and requantises with one shared-memory
 // read per code (a 4-byte bucket entry of quant_map.h: the bucket's count of midpoints below it
 // and its midpoint's low bits, so one integer add gives the same count of midpoints below x as
 // the reference's search, code for code; the entries are built in shared memory from the
@@ -76,8 +76,10 @@ struct BlockScales {
 };
 __device__ __forceinline__ BlockScales block_scales(float am, float av, const Adam8bitTensor& t,
                                                     int64_t blk) {
-  am = warp_max(am);
-  av = warp_max(av);
+  // Both are non-negative and never NaN (fmaxf drops NaN; v ≥ 0 and never −0), so their bit
+  // patterns order as the floats do: one redux.sync each instead of five shuffles and maxima.
+  am = __uint_as_float(__reduce_max_sync(0xffffffffu, __float_as_uint(am)));
+  av = __uint_as_float(__reduce_max_sync(0xffffffffu, __float_as_uint(av)));
   if (threadIdx.x % 32 == 0) {
     t.m_absmax[blk] = am;
     t.v_absmax[blk] = av;
@@ -92,6 +94,11 @@ __device__ __forceinline__ uint8_t code_v(const SharedMaps& sm, float x) {
   return static_cast<uint8_t>(quantize_unit_unsigned(sm.ent_v, x));
 }
 
+// Four codes from their quant_sum_* (each code in bits 23..16) packed by three byte permutes.
+__device__ __forceinline__ uint32_t pack_codes(uint32_t s0, uint32_t s1, uint32_t s2, uint32_t s3) {
+  return __byte_perm(__byte_perm(s0, s1, 0x0062), __byte_perm(s2, s3, 0x0062), 0x5410);
+}
+
 // Codes of a whole block's 8 elements per lane (quant_full's layout).
 template <bool kFast>
 __device__ __forceinline__ void requant_full(const Adam8bitTensor& t, int64_t b0,
@@ -103,12 +110,12 @@ __device__ __forceinline__ void requant_full(const Adam8bitTensor& t, int64_t b0
     const int64_t e = b0 + 4 * ln + 128 * k;
     const float* mk = m + 4 * k;
     const float* vk = v + 4 * k;
-    *reinterpret_cast<uchar4*>(static_cast<uint8_t*>(t.m) + e) =
-        make_uchar4(code_m(sm, bs.norm_m<kFast>(mk[0])), code_m(sm, bs.norm_m<kFast>(mk[1])),
-                    code_m(sm, bs.norm_m<kFast>(mk[2])), code_m(sm, bs.norm_m<kFast>(mk[3])));
-    *reinterpret_cast<uchar4*>(static_cast<uint8_t*>(t.v) + e) =
-        make_uchar4(code_v(sm, bs.norm_v<kFast>(vk[0])), code_v(sm, bs.norm_v<kFast>(vk[1])),
-                    code_v(sm, bs.norm_v<kFast>(vk[2])), code_v(sm, bs.norm_v<kFast>(vk[3])));
+    const auto sm_ = [&](int j) { return quant_sum_signed(sm.ent_m, bs.norm_m<kFast>(mk[j])); };
+    const auto sv_ = [&](int j) { return quant_sum_unsigned(sm.ent_v, bs.norm_v<kFast>(vk[j])); };
+    *reinterpret_cast<uint32_t*>(static_cast<uint8_t*>(t.m) + e) =
+        pack_codes(sm_(0), sm_(1), sm_(2), sm_(3));
+    *reinterpret_cast<uint32_t*>(static_cast<uint8_t*>(t.v) + e) =
+        pack_codes(sv_(0), sv_(1), sv_(2), sv_(3));
   }
 }
 // Codes of a partial or unaligned block (quant_block's layout: element lane + 32·j; rare, so
@@ -163,8 +170,8 @@ __device__ __forceinline__ void quant_full(const Adam8bitTensor& t, int64_t b0,
     store4(t.p + b0 + 4 * ln + 128 * k, pp[k]);
   }
   const BlockScales bs = block_scales(am, av, t, blk);
-  // One warp-uniform test per block, not a branch per element (ptxas then spills ~28 bytes,
-  // still faster: H200 2026-11-24, GPT-2 small fp32 627.0 -> 611.6 us with the entries).
+  // One warp-uniform test per block, not a branch per element (H200 2026-11-24, GPT-2 small
+  // fp32 627.0 -> 611.6 us with the entries).
   if (bs.okm && bs.okv)
     requant_full<true>(t, b0, sm, bs, m, v);
   else
@@ -284,10 +291,13 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
   const int warp = threadIdx.x / 32;
   // Whole rounds: a chunk per CTA, its blocks over the CTA's warps.
   const int64_t rounds_end = num_chunks / gridDim.x * gridDim.x;
-  for (int64_t c = blockIdx.x; c < rounds_end; c += gridDim.x) {
-    const ChunkRef ref = chunks[c];
-    const Adam8bitTensor t = tensors[ref.tensor];
-    for (int b = warp; b < kBlocksPerChunk; b += kWarps) chunk_block<G>(t, ref, b, sm, s);
+  // One loop over (chunk, block) that reads the tensor's row for every block (L1 hits) instead
+  // of holding its 12 registers across the chunk: no spills at 64 registers (28–32 bytes before).
+  constexpr int kPerWarp = kBlocksPerChunk / kWarps;
+  const int64_t items = (rounds_end / gridDim.x) * kPerWarp;
+  for (int64_t k = 0; k < items; ++k) {
+    const ChunkRef ref = chunks[blockIdx.x + (k / kPerWarp) * gridDim.x];
+    chunk_block<G>(tensors[ref.tensor], ref, warp + kWarps * static_cast<int>(k % kPerWarp), sm, s);
   }
   // The last, partial round: its blocks over all warps of the grid.
   const int64_t tail_blocks = (num_chunks - rounds_end) * kBlocksPerChunk;

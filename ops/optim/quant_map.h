@@ -107,20 +107,28 @@ GPTBENCH_QUANT_HD uint32_t bucket_entry(const float* mid, uint32_t l, uint32_t b
 // gives NaN. `ent`: bucket_entry of every bucket of the map (signed_buckets() /
 // unsigned_buckets()); equal to quantize_nearest on the domain (host test
 // `UnitQuantisersEqualNearestSearchOnTheirDomain`).
-GPTBENCH_QUANT_HD int quantize_unit_signed(const uint32_t* ent, float x) {
+// quant_sum_*: entry + low bits, the code in bits 23..16 (bits 31..24 are 0), so the kernel
+// packs four codes by byte permutes without a shift each; quantize_unit_* is that sum >> 16.
+GPTBENCH_QUANT_HD uint32_t quant_sum_signed(const uint32_t* ent, float x) {
   x = fmaxf(x, -1.f);
   const uint32_t bits = quant_float_bits(x);
   uint32_t key = (bits >> 16) & 0x7fffu;
   key = key < kBucketMinKey ? kBucketMinKey : key;
   const uint32_t e = ent[(bits >> 31) * static_cast<uint32_t>(kBucketsPerSign) + (key - kBucketMinKey)];
-  return static_cast<int>((e + ((bits ^ (0u - (bits >> 31))) & 0xffffu)) >> 16);
+  return e + ((bits ^ (0u - (bits >> 31))) & 0xffffu);
 }
-GPTBENCH_QUANT_HD int quantize_unit_unsigned(const uint32_t* ent, float x) {
+GPTBENCH_QUANT_HD uint32_t quant_sum_unsigned(const uint32_t* ent, float x) {
   x = fmaxf(x, 0.f);
   const uint32_t bits = quant_float_bits(x);
   uint32_t key = (bits >> 16) & 0x7fffu;  // −0 → the bucket of +0 (its low bits are 0)
   key = key < kBucketMinKey ? kBucketMinKey : key;
-  return static_cast<int>((ent[key - kBucketMinKey] + (bits & 0xffffu)) >> 16);
+  return ent[key - kBucketMinKey] + (bits & 0xffffu);
+}
+GPTBENCH_QUANT_HD int quantize_unit_signed(const uint32_t* ent, float x) {
+  return static_cast<int>(quant_sum_signed(ent, x) >> 16);
+}
+GPTBENCH_QUANT_HD int quantize_unit_unsigned(const uint32_t* ent, float x) {
+  return static_cast<int>(quant_sum_unsigned(ent, x) >> 16);
 }
 #undef GPTBENCH_QUANT_HD
 
