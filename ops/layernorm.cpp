@@ -3,6 +3,7 @@
 #include <ATen/autocast_mode.h>
 #include <torch/autograd.h>
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -45,6 +46,14 @@ using torch::autograd::tensor_list;
 
 LnDtype ln_dtype(at::ScalarType t) { return t == at::kBFloat16 ? LnDtype::kBFloat16 : LnDtype::kFloat32; }
 
+// Contiguous with the kernels' vector alignment (16 bytes covers both dtypes): a contiguous view
+// at an odd offset is copied to a fresh allocation.
+at::Tensor kernel_operand(const at::Tensor& t) {
+  auto c = t.contiguous();
+  if (reinterpret_cast<uintptr_t>(c.data_ptr()) % 16 != 0) c = c.clone(at::MemoryFormat::Contiguous);
+  return c;
+}
+
 // Inputs x, branch, gamma, beta; outputs {h, y} with a branch, else {y}. Without a branch,
 // `branch` is an empty placeholder (autograd's custom functions cannot take undefined
 // tensors). Saves h (the normalised input), mean, rstd and gamma.
@@ -53,9 +62,9 @@ struct FusedLayerNormFn : torch::autograd::Function<FusedLayerNormFn> {
                              const at::Tensor& gamma_in, const at::Tensor& beta_in, double eps,
                              bool has_branch, bool bf16_out) {
     c10::cuda::CUDAGuard guard(x_in.device());
-    const auto x = x_in.contiguous();
-    const auto gamma = gamma_in.contiguous(), beta = beta_in.contiguous();
-    const auto branch = has_branch ? branch_in.contiguous() : at::Tensor();
+    const auto x = kernel_operand(x_in);
+    const auto gamma = kernel_operand(gamma_in), beta = kernel_operand(beta_in);
+    const auto branch = has_branch ? kernel_operand(branch_in) : at::Tensor();
     const int64_t c = x.size(-1), rows = x.numel() / c;
     const auto f32 = x.options().dtype(at::kFloat);
     auto h = has_branch ? at::empty_like(x) : x;
@@ -88,10 +97,10 @@ struct FusedLayerNormFn : torch::autograd::Function<FusedLayerNormFn> {
     const auto& h = saved[0];
     c10::cuda::CUDAGuard guard(h.device());
     const bool has_branch = ctx->saved_data["has_branch"].toBool();
-    const at::Tensor dres = has_branch && grads[0].defined() ? grads[0].contiguous() : at::Tensor();
+    const at::Tensor dres = has_branch && grads[0].defined() ? kernel_operand(grads[0]) : at::Tensor();
     at::Tensor dy = grads[has_branch ? 1 : 0];
     const int64_t c = h.size(-1), rows = h.numel() / c;
-    dy = dy.defined() ? dy.contiguous() : at::zeros(h.sizes(), h.options());
+    dy = dy.defined() ? kernel_operand(dy) : at::zeros(h.sizes(), h.options());
     const auto branch_dtype = ctx->saved_data["branch_dtype"].toScalarType();
     auto dx = at::empty_like(h);
     auto dbranch = has_branch && branch_dtype != at::kFloat ? at::empty(h.sizes(), h.options().dtype(branch_dtype))

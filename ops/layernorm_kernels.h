@@ -12,7 +12,8 @@ namespace gptbench {
 enum class LnDtype { kFloat32, kBFloat16 };
 
 // The kernels keep a row in registers: C must be a multiple of 4 and at most kLnMaxColumns,
-// and every pointer 16-byte aligned (8-byte for bf16 tensors).
+// and every pointer 16-byte aligned (8-byte for bf16 tensors; ops/layernorm.cpp copies an
+// operand that is not).
 constexpr int kLnMaxColumns = 1664;
 bool layernorm_kernel_supports(int64_t columns);
 

@@ -13,6 +13,7 @@
 #include <torch/cuda.h>
 
 #include <cmath>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -163,6 +164,23 @@ TEST(LayerNormGpu, FusedMatchesFloat64AutogradAcrossShapesAndDtypes) {
       {300, 1600, at::kBFloat16, true},   {33, 1664, at::kDouble, false},
   };
   for (const auto& k : cases) check_gpu_case(k, seed++);
+}
+
+// A contiguous view at an offset that breaks the kernels' 16-byte vectors (one float in) gives
+// the same result as the same values in their own allocation (the wrapper copies it).
+TEST(LayerNormGpu, MisalignedContiguousInputsGiveTheAlignedResult) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA GPU";
+  const auto cuda = at::TensorOptions().device(at::kCUDA);
+  const int64_t rows = 5, c = 64;
+  auto store = at::randn({rows * c + 1}, cuda);
+  auto x = store.narrow(0, 1, rows * c).view({rows, c});
+  ASSERT_TRUE(x.is_contiguous());
+  ASSERT_NE(reinterpret_cast<uintptr_t>(x.data_ptr()) % 16, 0u);
+  const auto b = at::randn({rows, c}, cuda), g = at::ones({c}, cuda), be = at::zeros({c}, cuda);
+  auto odd = fused_add_layernorm(x, b, g, be, 1e-5);
+  auto even = fused_add_layernorm(x.clone(), b, g, be, 1e-5);
+  EXPECT_TRUE(at::equal(odd.h, even.h));
+  EXPECT_TRUE(at::equal(odd.y, even.y));
 }
 
 TEST(LayerNormGpu, WidthsTheKernelsDoNotHoldTakeTheComposition) {
