@@ -36,7 +36,10 @@ std::vector<ContextDifference> diff_context(const std::map<std::string, std::str
     out.push_back(ContextDifference{key, a, b, environment});
   };
   for (const std::string& key : kEnvironmentKeys) check(key, true);
-  for (const char* key : {"host_name", "num_cpus", "mhz_per_cpu"}) check(key, false);
+  // Informational: the host, and the suite's timed seconds per benchmark (runs before
+  // 2026-11-24 lack the key and used Google Benchmark's 0.5 s): means stay comparable, but the
+  // number of repeats behind each differs.
+  for (const char* key : {"host_name", "num_cpus", "mhz_per_cpu", "gptbench_min_time"}) check(key, false);
   return out;
 }
 

@@ -22,8 +22,8 @@ struct ContextDifference {
 inline const std::vector<std::string> kEnvironmentKeys = {
     "gpu_name", "gpu_driver", "driver", "cuda_runtime", "libtorch", "timer_hold_ns"};
 
-// Differences in the environment keys (when either run has them) and in
-// host_name, num_cpus, and mhz_per_cpu (the latter only beyond 10%).
+// Differences in the environment keys (when either run has them) and, informational, in
+// host_name, num_cpus, mhz_per_cpu (only beyond 10%) and gptbench_min_time.
 std::vector<ContextDifference> diff_context(const std::map<std::string, std::string>& base,
                                             const std::map<std::string, std::string>& contender);
 

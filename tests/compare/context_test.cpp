@@ -49,6 +49,18 @@ TEST(ContextDiff, SuiteDriverAndTimingMethodAreEnvironment) {
   EXPECT_TRUE(diffs[0].environment);
 }
 
+// The suite's default timed seconds per benchmark changed on 2026-11-24 (0.5 -> 0.1): a
+// baseline without the key, or with another value, is noted, not an environment difference.
+TEST(ContextDiff, MinTimeIsInformational) {
+  const Context base = {{"gpu_name", "NVIDIA H200"}};
+  const Context now = {{"gpu_name", "NVIDIA H200"}, {"gptbench_min_time", "0.1"}};
+  const std::vector<ContextDifference> diffs = diff_context(base, now);
+  ASSERT_EQ(diffs.size(), 1u);
+  EXPECT_EQ(diffs[0].key, "gptbench_min_time");
+  EXPECT_FALSE(diffs[0].environment);
+  EXPECT_FALSE(has_environment_difference(diffs));
+}
+
 TEST(ContextDiff, MissingKeyOnOneSideIsADifference) {
   const std::vector<ContextDifference> diffs = diff_context({{"libtorch", "2.11.0"}}, {});
   ASSERT_EQ(diffs.size(), 1u);
