@@ -12,13 +12,13 @@
 #include <tuple>
 #include <vector>
 
+#include "ops/cublaslt_device.h"
 #include "ops/cuda_check.h"
 #include "ops/gemm.h"
 
 namespace gptbench {
 namespace {
 
-constexpr size_t kWorkspaceBytes = 32u << 20;  // what LibTorch gives cuBLASLt on Hopper
 constexpr int kSearchCandidates = 8;
 constexpr int kSearchReps = 10;
 constexpr int kSearchRounds = 3;
@@ -78,8 +78,6 @@ struct LtPlan {
 
 struct LtState {
   std::mutex mu;
-  std::map<int, cublasLtHandle_t> handles;  // per device
-  std::map<int, at::Tensor> workspaces;
   std::map<AlgoKey, LtPlan> algos;  // descriptors and algorithm, per problem
 };
 
@@ -94,7 +92,7 @@ void launch(cublasLtHandle_t h, const LtProblem& p, const cublasLtMatmulAlgo_t* 
   const float alpha = 1.0f, beta = 0.0f;
   CUBLAS_CHECK(cublasLtMatmul(h, p.op, &alpha, b.data_ptr(), p.first, a.data_ptr(), p.second,
                               &beta, c.data_ptr(), p.out, c.data_ptr(), p.out, algo, ws,
-                              kWorkspaceBytes, stream));
+                              kLtWorkspaceBytes, stream));
 }
 
 // The fastest of the heuristic candidates: each is timed over kSearchReps launches with CUDA
@@ -147,11 +145,8 @@ void gemm_cublaslt(const at::Tensor& a, const at::Tensor& b, at::Tensor& c, cons
   cudaStream_t stream = at::cuda::getCurrentCUDAStream(dev).stream();
   LtState& st = lt_state();
   std::lock_guard<std::mutex> lock(st.mu);
-  auto& h = st.handles[dev];
-  if (!h) CUBLAS_CHECK(cublasLtCreate(&h));
-  auto& ws = st.workspaces[dev];
-  if (!ws.defined())
-    ws = at::empty({static_cast<int64_t>(kWorkspaceBytes)}, a.options().dtype(at::kByte));
+  const LtDevice lt = lt_device(dev);
+  cublasLtHandle_t h = lt.handle;
 
   AlgoKey key{m, n, k, args.trans_a, args.trans_b, args.tf32, static_cast<int>(a.scalar_type()),
               search_algos, dev};
@@ -161,7 +156,7 @@ void gemm_cublaslt(const at::Tensor& a, const at::Tensor& b, at::Tensor& c, cons
     const LtProblem& p = *problem;
     cublasLtMatmulPreference_t pref;
     CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-    size_t ws_bytes = kWorkspaceBytes;
+    size_t ws_bytes = kLtWorkspaceBytes;
     CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
         pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes, sizeof(ws_bytes)));
     std::vector<cublasLtMatmulHeuristicResult_t> cands(search_algos ? kSearchCandidates : 1);
@@ -172,11 +167,11 @@ void gemm_cublaslt(const at::Tensor& a, const at::Tensor& b, at::Tensor& c, cons
     CUBLAS_CHECK(cublasLtMatmulPreferenceDestroy(pref));
     TORCH_CHECK(found > 0, "gemm_cublaslt: no cuBLASLt algorithm for M=", m, " N=", n, " K=", k);
     cands.resize(found);
-    auto algo = search_algos ? search(h, p, cands, a, b, c, ws.data_ptr(), stream)
+    auto algo = search_algos ? search(h, p, cands, a, b, c, lt.workspace, stream)
                              : cands.front().algo;
     it = st.algos.emplace(key, LtPlan{std::move(problem), algo}).first;
   }
-  launch(h, *it->second.problem, &it->second.algo, a, b, c, ws.data_ptr(), stream);
+  launch(h, *it->second.problem, &it->second.algo, a, b, c, lt.workspace, stream);
 }
 
 int64_t cublaslt_cache_size() {

@@ -23,12 +23,11 @@
 #include <mutex>
 #include <tuple>
 
+#include "ops/cublaslt_device.h"
 #include "ops/cuda_check.h"
 
 namespace gptbench {
 namespace {
-
-constexpr size_t kWorkspaceBytes = 32u << 20;  // what LibTorch gives cuBLASLt on Hopper
 
 enum class Epi : int { kBias, kGeluAuxBias, kDGelu, kBGradB };
 
@@ -120,15 +119,15 @@ struct LtPlan {
   bool find_algo(cublasLtHandle_t h, int align) {
     cublasLtMatmulPreference_t pref;
     CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-    const size_t ws = kWorkspaceBytes;
+    const size_t ws = kLtWorkspaceBytes;
     const uint32_t al = static_cast<uint32_t>(align);
-    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
-                                         sizeof(ws));
+    CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
+        pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
     for (auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
                       CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
                       CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
                       CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
-      cublasLtMatmulPreferenceSetAttribute(pref, attr, &al, sizeof(al));
+      CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, attr, &al, sizeof(al)));
     cublasLtMatmulHeuristicResult_t res{};
     int found = 0;
     const cublasStatus_t st =
@@ -142,8 +141,6 @@ struct LtPlan {
 
 struct LtState {
   std::mutex mu;
-  std::map<int, cublasLtHandle_t> handles;  // per device
-  std::map<int, at::Tensor> workspaces;
   std::map<int, bool> fp32_bias;  // probe result per device
   std::map<PlanKey, std::unique_ptr<LtPlan>> plans;
 };
@@ -151,12 +148,6 @@ struct LtState {
 LtState& lt_state() {
   static LtState s;
   return s;
-}
-
-cublasLtHandle_t handle_locked(LtState& st, int dev) {
-  auto& h = st.handles[dev];
-  if (!h) CUBLAS_CHECK(cublasLtCreate(&h));
-  return h;
 }
 
 const char* epi_name(Epi e) {
@@ -178,11 +169,8 @@ void run(const LtCall& c, const at::Device& device) {
   cudaStream_t stream = at::cuda::getCurrentCUDAStream(dev).stream();
   LtState& st = lt_state();
   std::lock_guard<std::mutex> lock(st.mu);
-  cublasLtHandle_t h = handle_locked(st, dev);
-  auto& ws = st.workspaces[dev];
-  if (!ws.defined())
-    ws = at::empty({static_cast<int64_t>(kWorkspaceBytes)},
-                   at::TensorOptions().dtype(at::kByte).device(device));
+  const LtDevice lt = lt_device(dev);
+  cublasLtHandle_t h = lt.handle;
   PlanKey key{c.m, c.n, c.k, c.trans_a, c.trans_b, static_cast<int>(c.epi),
               static_cast<int>(c.bias_type), align, dev};
   auto it = st.plans.find(key);
@@ -199,7 +187,7 @@ void run(const LtCall& c, const at::Device& device) {
   p.set_pointers(c);
   const float alpha = 1.0f, beta = 0.0f;
   CUBLAS_CHECK(cublasLtMatmul(h, p.op, &alpha, c.a, p.a, c.b, p.b, &beta, c.d, p.d, c.d, p.d,
-                              &p.algo, ws.data_ptr(), kWorkspaceBytes, stream));
+                              &p.algo, lt.workspace, kLtWorkspaceBytes, stream));
 }
 
 // ------------------------------------------------------------------ argument checks
@@ -314,7 +302,7 @@ bool lt_fp32_bias_supported() {
   // pointers into one scratch buffer (the heuristic reads their alignment, not their data).
   auto scratch = at::empty({1 << 16}, at::TensorOptions().dtype(at::kByte).device(at::kCUDA, dev));
   char* p = static_cast<char*>(scratch.data_ptr());
-  cublasLtHandle_t h = handle_locked(st, dev);
+  cublasLtHandle_t h = lt_device(dev).handle;
   bool ok = true;
   for (Epi e : {Epi::kBias, Epi::kGeluAuxBias, Epi::kBGradB}) {
     LtCall c{64, 64, 64, e != Epi::kBGradB, e == Epi::kBGradB, p, p + 8192, p + 16384, e,
