@@ -24,14 +24,12 @@
 //           the same inputs and parameters: the output and two gradients.
 //   names:  backward/<component>/<precision>/<fwd|fwd_bwd>/<model>/B:b/T:t
 #include <ATen/ATen.h>
-#include <ATen/autocast_mode.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/nn/module.h>
 
 #include <algorithm>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +38,7 @@
 #include "fixtures/options.h"
 #include "fixtures/runner.h"
 #include "fixtures/timer.h"
+#include "fixtures/train_step.h"
 #include "fixtures/verify.h"
 #include "model/config.h"
 #include "model/gpt2.h"
@@ -47,42 +46,6 @@
 
 namespace gptbench {
 namespace {
-
-// bf16 autocast on `device` for the guard's lifetime (DESIGN.md §10: set the dtype first, C++
-// defaults to fp16); on leaving, the cache of cast weights is cleared and the previous state
-// restored.
-class AutocastGuard {
- public:
-  explicit AutocastGuard(c10::DeviceType device)
-      : device_(device),
-        was_enabled_(at::autocast::is_autocast_enabled(device)),
-        was_dtype_(at::autocast::get_autocast_dtype(device)) {
-    at::autocast::set_autocast_dtype(device_, at::kBFloat16);
-    at::autocast::set_autocast_enabled(device_, true);
-    at::autocast::increment_nesting();
-  }
-  ~AutocastGuard() {
-    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-    at::autocast::set_autocast_enabled(device_, was_enabled_);
-    at::autocast::set_autocast_dtype(device_, was_dtype_);
-  }
-  AutocastGuard(const AutocastGuard&) = delete;
-  AutocastGuard& operator=(const AutocastGuard&) = delete;
-
- private:
-  c10::DeviceType device_;
-  bool was_enabled_;
-  at::ScalarType was_dtype_;
-};
-
-// The precision a region runs in: TF32 switch, and autocast for bf16.
-struct PrecisionScope {
-  PrecisionScope(const std::string& precision, c10::DeviceType device) : tf32(precision == "tf32") {
-    if (precision == "bf16") autocast.emplace(device);
-  }
-  Tf32Guard tf32;
-  std::optional<AutocastGuard> autocast;
-};
 
 // One problem: leaves that require grad (inputs, then parameters) and a forward over them.
 struct Problem {
@@ -236,8 +199,8 @@ std::shared_ptr<Problem> build(const Setup& s, c10::Device device, at::ScalarTyp
 }
 
 // One call: forward, and backward when asked, in the given precision.
-void run_problem(Problem& p, bool backward, const std::string& precision, c10::DeviceType dev) {
-  PrecisionScope scope(precision, dev);
+void run_problem(Problem& p, bool backward, Precision precision, c10::Device device) {
+  PrecisionScope scope(precision, device);
   if (backward)
     for (auto& t : p.leaves) t.mutable_grad().reset();
   at::Tensor out = p.forward();
@@ -269,7 +232,7 @@ std::string verify_problem(const Setup& s, const std::string& precision, bool ba
   auto ref = build(one, device, at::kDouble);
   at::Tensor out, ref_out;
   {
-    PrecisionScope scope(precision, device.type());
+    PrecisionScope scope(parse_precision(precision), device);
     for (auto& t : mine->leaves) t.mutable_grad().reset();
     out = mine->forward();
     if (backward) out.backward(mine->dout.defined() ? mine->dout.to(out.scalar_type()) : at::Tensor());
@@ -295,9 +258,9 @@ std::string verify_problem(const Setup& s, const std::string& precision, bool ba
 Case make_backward_case(const Setup& s, const std::string& precision, bool backward,
                         c10::Device device) {
   auto p = build(s, device, at::kFloat);
-  const c10::DeviceType dev = device.type();
+  const Precision prec = parse_precision(precision);
   Case c;
-  c.run = [p, backward, precision, dev] { run_problem(*p, backward, precision, dev); };
+  c.run = [p, backward, prec, device] { run_problem(*p, backward, prec, device); };
   c.verify = [s, precision, backward, device] {
     return verify_problem(s, precision, backward, device);
   };
@@ -314,7 +277,7 @@ Case make_backward_case(const Setup& s, const std::string& precision, bool backw
   if (backward) {  // bwd/fwd: both timed here, fastest of three after a warm-up
     RegionTimer timer(device);
     auto fastest = [&](bool with_backward) {
-      auto fn = [&] { run_problem(*p, with_backward, precision, dev); };
+      auto fn = [&] { run_problem(*p, with_backward, prec, device); };
       timer.time(fn, 1);
       double best = timer.time(fn, 1);
       for (int i = 0; i < 2; ++i) best = std::min(best, timer.time(fn, 1));

@@ -12,7 +12,6 @@
 //           gradient (b): rows·C·(20 + 4b) in all. %peak of the measured copy bandwidth.
 //   names:  layernorm/<impl>/<dtype>/<fwd|fwd_bwd>/rows:R/cols:C
 #include <ATen/ATen.h>
-#include <ATen/autocast_mode.h>
 #include <torch/autograd.h>
 
 #include <memory>
@@ -23,6 +22,7 @@
 #include "fixtures/family.h"
 #include "fixtures/options.h"
 #include "fixtures/runner.h"
+#include "fixtures/train_step.h"
 #include "fixtures/verify.h"
 #include "model/config.h"
 #include "ops/layernorm.h"
@@ -32,24 +32,6 @@ namespace {
 
 constexpr double kEps = 1e-5;
 
-// bf16 autocast on the device's type for a scope (the dtype the step runs LayerNorm under).
-struct AutocastScope {
-  explicit AutocastScope(bool on) : on_(on) {
-    if (!on_) return;
-    was_ = at::autocast::is_autocast_enabled(at::kCUDA);
-    dtype_ = at::autocast::get_autocast_dtype(at::kCUDA);
-    at::autocast::set_autocast_dtype(at::kCUDA, at::kBFloat16);
-    at::autocast::set_autocast_enabled(at::kCUDA, true);
-  }
-  ~AutocastScope() {
-    if (!on_) return;
-    at::autocast::set_autocast_enabled(at::kCUDA, was_);
-    at::autocast::set_autocast_dtype(at::kCUDA, dtype_);
-  }
-  bool on_, was_ = false;
-  at::ScalarType dtype_ = at::kFloat;
-};
-
 struct State {
   at::Tensor x, branch, gamma, beta, gh, gy;
   AddLayerNorm out;
@@ -57,7 +39,8 @@ struct State {
   // One call; with the backward, the gradients are left in place when keep_grads (else
   // dropped, so each call writes fresh ones as in training).
   void run(bool keep_grads = false) {
-    AutocastScope scope(bf16);
+    // bf16 autocast where the step has it (CUDA); on the CPU the composition runs as it is.
+    PrecisionScope scope(bf16 && x.is_cuda() ? Precision::kBf16 : Precision::kFp32, x.device());
     out = fused ? fused_add_layernorm(x, branch, gamma, beta, kEps)
                 : torch_add_layernorm(x, branch, gamma, beta, kEps);
     if (backward) {

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "fixtures/model_cache.h"
+#include "fixtures/train_step.h"
 #include "fixtures/verify.h"
 
 namespace gptbench {
@@ -225,12 +226,14 @@ TEST(GPT2, FusedBlocksMatchTorchLossAndGradients) {
   auto batch = synthetic_batch(cfg, 2, 200, cuda, 14);
   for (bool bf16 : {false, true}) {
     SCOPED_TRACE(bf16 ? "bf16 autocast" : "fp32");
-    at::autocast::set_autocast_dtype(at::kCUDA, at::kBFloat16);
-    at::autocast::set_autocast_enabled(at::kCUDA, bf16);
-    auto [loss_t, g_t] = loss_and_grads(model, BlockKernels::kTorch, batch);
-    auto [loss_f, g_f] = loss_and_grads(model, BlockKernels::kFused, batch);
-    at::autocast::set_autocast_enabled(at::kCUDA, false);
-    at::autocast::clear_cache();
+    std::pair<double, std::vector<at::Tensor>> torch_run, fused_run;
+    {
+      PrecisionScope precision(bf16 ? Precision::kBf16 : Precision::kFp32, cuda);
+      torch_run = loss_and_grads(model, BlockKernels::kTorch, batch);
+      fused_run = loss_and_grads(model, BlockKernels::kFused, batch);
+    }
+    const auto& [loss_t, g_t] = torch_run;
+    const auto& [loss_f, g_f] = fused_run;
     EXPECT_NEAR(loss_f, loss_t, (bf16 ? 1e-3 : 1e-5) * loss_t);
     for (size_t i = 0; i < g_t.size(); ++i)
       EXPECT_LT(relative_error(g_f[i], g_t[i]), bf16 ? 2e-2 : 1e-4) << "parameter " << i;
@@ -252,8 +255,7 @@ TEST(GPT2, FusedBlocksTrainLikeTorchBlocks) {
     model->to(cuda);
     model->set_block_kernels(k);
     torch::optim::AdamW opt(model->parameters(), torch::optim::AdamWOptions(1e-3));
-    at::autocast::set_autocast_dtype(at::kCUDA, at::kBFloat16);
-    at::autocast::set_autocast_enabled(at::kCUDA, true);
+    PrecisionScope bf16(Precision::kBf16, cuda);
     std::vector<double> losses;
     for (int step = 0; step < 40; ++step) {
       opt.zero_grad();
@@ -263,7 +265,6 @@ TEST(GPT2, FusedBlocksTrainLikeTorchBlocks) {
       at::autocast::clear_cache();
       losses.push_back(loss.item<double>());
     }
-    at::autocast::set_autocast_enabled(at::kCUDA, false);
     return losses;
   };
   const auto torch_losses = train(BlockKernels::kTorch);

@@ -7,7 +7,6 @@
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
-#include <ATen/autocast_mode.h>
 #include <gtest/gtest.h>
 #include <torch/autograd.h>
 #include <torch/cuda.h>
@@ -17,6 +16,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "fixtures/train_step.h"
 #include "tests/ops/have_gpu.h"
 
 namespace gptbench {
@@ -106,13 +106,8 @@ void check_gpu_case(const GpuCase& k, uint64_t seed) {
   ASSERT_TRUE(layernorm_uses_kernels(x, br, g));
   AddLayerNorm out;
   {
-    const bool was = at::autocast::is_autocast_enabled(at::kCUDA);
-    const auto dtype = at::autocast::get_autocast_dtype(at::kCUDA);
-    at::autocast::set_autocast_dtype(at::kCUDA, at::kBFloat16);
-    at::autocast::set_autocast_enabled(at::kCUDA, k.autocast);
+    PrecisionScope precision(k.autocast ? Precision::kBf16 : Precision::kFp32, x.device());
     out = fused_add_layernorm(x, br, g, be, 1e-5);
-    at::autocast::set_autocast_enabled(at::kCUDA, was);
-    at::autocast::set_autocast_dtype(at::kCUDA, dtype);
   }
   ASSERT_EQ(out.y.scalar_type(), k.autocast ? at::kBFloat16 : at::kFloat);
   // Upstream gradients enter through fp32 products; the bf16 output's gradient reaches the
