@@ -22,6 +22,7 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
+constexpr int kFwdBlocksPerSm = 8;  // the forward's grid: 8 blocks per SM, resident or queued
 constexpr int kBwdBlocksPerSm = 2;  // VEC <= 6 (C <= 768); larger rows run one block per SM
 
 __device__ __forceinline__ float warp_sum(float v) {
@@ -54,7 +55,6 @@ template <typename T>
 __device__ __forceinline__ T* typed(void* p) { return static_cast<T*>(p); }
 
 // Lane `lane`'s k-th group is columns 4·(lane + 32·k) .. +3 (coalesced 16-byte accesses).
-template <int VEC>
 __device__ __forceinline__ bool group_ok(int lane, int k, int groups) { return lane + 32 * k < groups; }
 
 template <int VEC, typename TB, typename TY>
@@ -68,7 +68,7 @@ __global__ void __launch_bounds__(kThreads)
     float4 h[VEC];
 #pragma unroll
     for (int k = 0; k < VEC; ++k) {
-      if (!group_ok<VEC>(lane, k, groups)) continue;
+      if (!group_ok(lane, k, groups)) continue;
       const int64_t e = base + 4 * (lane + 32 * k);
       h[k] = load4(a.x + e);
       if (a.branch != nullptr) {
@@ -80,12 +80,12 @@ __global__ void __launch_bounds__(kThreads)
     float s = 0.f;
 #pragma unroll
     for (int k = 0; k < VEC; ++k)
-      if (group_ok<VEC>(lane, k, groups)) s += sum4(h[k]);
+      if (group_ok(lane, k, groups)) s += sum4(h[k]);
     const float mean = warp_sum(s) * inv_c;
     float q = 0.f;
 #pragma unroll
     for (int k = 0; k < VEC; ++k) {
-      if (!group_ok<VEC>(lane, k, groups)) continue;
+      if (!group_ok(lane, k, groups)) continue;
       const float dx = h[k].x - mean, dy = h[k].y - mean, dz = h[k].z - mean, dw = h[k].w - mean;
       q += (dx * dx + dy * dy) + (dz * dz + dw * dw);
     }
@@ -96,7 +96,7 @@ __global__ void __launch_bounds__(kThreads)
     }
 #pragma unroll
     for (int k = 0; k < VEC; ++k) {
-      if (!group_ok<VEC>(lane, k, groups)) continue;
+      if (!group_ok(lane, k, groups)) continue;
       const int c = 4 * (lane + 32 * k);
       const float4 g = load4(a.gamma + c), b = load4(a.beta + c);
       const float4 y = make_float4((h[k].x - mean) * rstd * g.x + b.x, (h[k].y - mean) * rstd * g.y + b.y,
@@ -123,7 +123,7 @@ __global__ void __launch_bounds__(kThreads, VEC <= 6 ? kBwdBlocksPerSm : 1)
     float sg = 0.f, sgx = 0.f;
 #pragma unroll
     for (int k = 0; k < VEC; ++k) {
-      if (!group_ok<VEC>(lane, k, groups)) continue;
+      if (!group_ok(lane, k, groups)) continue;
       const int c = 4 * (lane + 32 * k);
       dy[k] = load4(typed<TD>(a.dy) + base + c);
       const float4 h = load4(a.h + base + c), g = load4(a.gamma + c);
@@ -144,7 +144,7 @@ __global__ void __launch_bounds__(kThreads, VEC <= 6 ? kBwdBlocksPerSm : 1)
     const float mg = warp_sum(sg) * inv_c, mgx = warp_sum(sgx) * inv_c;
 #pragma unroll
     for (int k = 0; k < VEC; ++k) {
-      if (!group_ok<VEC>(lane, k, groups)) continue;
+      if (!group_ok(lane, k, groups)) continue;
       const int c = 4 * (lane + 32 * k);
       const float4 g = load4(a.gamma + c);
       float4 d = make_float4(rstd * (dy[k].x * g.x - mg - xh[k].x * mgx),
@@ -164,7 +164,7 @@ __global__ void __launch_bounds__(kThreads, VEC <= 6 ? kBwdBlocksPerSm : 1)
     if (warp == w) {
 #pragma unroll
       for (int k = 0; k < VEC; ++k) {
-        if (!group_ok<VEC>(lane, k, groups)) continue;
+        if (!group_ok(lane, k, groups)) continue;
         const int i = lane + 32 * k;
         if (w == 0) {
           part[0][i] = acc_g[k];
@@ -221,11 +221,15 @@ int sm_count() {
   return counts[dev];
 }
 
-int64_t backward_blocks(int64_t rows) {
-  const int64_t full = static_cast<int64_t>(sm_count()) * kBwdBlocksPerSm;
+// Blocks for a grid-stride loop over rows, a warp per row: at most blocks_per_sm per SM, never
+// more than the rows need (at least one).
+int64_t row_blocks(int64_t rows, int blocks_per_sm) {
+  const int64_t full = static_cast<int64_t>(sm_count()) * blocks_per_sm;
   const int64_t need = (rows + kWarps - 1) / kWarps;
   return need < full ? (need > 0 ? need : 1) : full;
 }
+
+int64_t backward_blocks(int64_t rows) { return row_blocks(rows, kBwdBlocksPerSm); }
 
 // VEC = float4 groups per lane: the smallest instantiated count that covers the row.
 template <typename F>
@@ -259,9 +263,7 @@ int64_t layernorm_backward_scratch_floats(int64_t rows, int64_t columns) {
 
 void launch_layernorm_forward(const LnForward& a, cudaStream_t stream) {
   if (a.rows == 0) return;
-  const int64_t need = (a.rows + kWarps - 1) / kWarps;
-  const int64_t cap = static_cast<int64_t>(sm_count()) * 8;
-  const int grid = static_cast<int>(need < cap ? need : cap);
+  const int grid = static_cast<int>(row_blocks(a.rows, kFwdBlocksPerSm));
   with_vec(a.columns, [&](auto vec) {
     with_type(a.branch_dtype, [&](auto tb) {
       with_type(a.y_dtype, [&](auto ty) {
