@@ -89,15 +89,12 @@ Adam8bit::Adam8bit(std::vector<at::Tensor> params, Adam8bitOptions options, Opti
   mid_m_ = mid_tensor(true, device);
   code_v_ = code_tensor(false, device);
   mid_v_ = mid_tensor(false, device);
-  maps_ = at::cat({code_m_, at::constant_pad_nd(mid_m_, {0, 1}, INFINITY), code_v_,
-                   at::constant_pad_nd(mid_v_, {0, 1}, INFINITY)});
 #ifdef GPTBENCH_WITH_CUDA
   {
-    auto b = at::zeros({2 * optim::kAdam8bitBucketBytes}, at::TensorOptions().dtype(at::kByte));
-    std::copy(optim::signed_buckets().begin(), optim::signed_buckets().end(), b.data_ptr<uint8_t>());
-    std::copy(optim::unsigned_buckets().begin(), optim::unsigned_buckets().end(),
-              b.data_ptr<uint8_t>() + optim::kAdam8bitBucketBytes);
-    buckets_ = b.to(device);
+    const auto& table = optim::quant_kernel_table();
+    table_ = at::from_blob(const_cast<uint32_t*>(table.data()),
+                           {static_cast<int64_t>(table.size())}, at::kInt)
+                 .to(device, /*non_blocking=*/false, /*copy=*/true);
   }
 #endif
   // The code of 0: with absmax 0 every code dequantises to 0; start from the zero codes anyway.
@@ -200,8 +197,9 @@ void Adam8bit::step_fused(const std::vector<at::Tensor>& grads) {
   const AdamScalars s =
       adam_scalars(opt_.lr, opt_.beta1, opt_.beta2, opt_.eps, opt_.weight_decay, step_);
   adam8bit_step_cuda(tables_.rows<Adam8bitTensor>(), tables_.items(), tables_.num_items(),
-                     bf16 ? GradType::kBF16 : GradType::kF32, s, maps_.data_ptr<float>(),
-                     buckets_.data_ptr<uint8_t>(), at::cuda::getCurrentCUDAStream().stream());
+                     bf16 ? GradType::kBF16 : GradType::kF32, s,
+                     reinterpret_cast<const uint32_t*>(table_.data_ptr<int32_t>()),
+                     at::cuda::getCurrentCUDAStream().stream());
 #else
   (void)grads;
   throw std::runtime_error("adam8bit: built without CUDA kernels");

@@ -50,8 +50,7 @@ class Adam8bit : public FusedOptimizer {
   Adam8bitOptions opt_;
   std::vector<Adam8bitState> state_;
   at::Tensor code_m_, mid_m_, code_v_, mid_v_;  // (256), (255) fp32 on the params' device
-  at::Tensor maps_;                             // (1024) the four tables for the kernel
-  at::Tensor buckets_;                          // uint8: signed, unsigned bucket tables (kernel)
+  at::Tensor table_;  // int32 (kQuantTableWords): quant_kernel_table() for the kernel
   optim::LaunchTables tables_;  // device launch tables (fused path)
 };
 

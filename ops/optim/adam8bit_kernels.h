@@ -10,8 +10,6 @@
 namespace gptbench {
 namespace optim {
 
-constexpr int kAdam8bitBucketBytes = (kBuckets + 15) / 16 * 16;
-
 struct Adam8bitTensor {
   float* p;          // (n) parameter, fp32
   const void* g;     // (n) gradient, fp32 or bf16
@@ -24,16 +22,15 @@ struct Adam8bitTensor {
   int32_t vec;       // 1: pointers aligned for 16-byte (p, fp32 g), 8-byte (bf16 g), 4-byte codes
 };
 
-// maps: device array of 4×256 floats: signed code, signed midpoints, unsigned code, unsigned
-// midpoints (QuantMap in quant_map.h); buckets: device array (16-byte aligned) of the signed then
-// the unsigned bucket table (QuantBuckets), each padded with zeros to kAdam8bitBucketBytes.
+// table: device copy of quant_kernel_table() (quant_map.h; 16-byte aligned): the code tables
+// and the bucket entries, copied into shared memory by every CTA.
 // Per element:
 //   m ← dequant(m);  v ← dequant(v);  m ← β1·m + (1−β1)·g;  v ← β2·v + (1−β2)·g²  (no FMA)
 //   p ← p·decay − step_size · m / (sqrt(v)·inv_sqrt_bc2 + eps)
 //   absmax ← max|m| (max v) over the 256-element block;  codes ← nearest(m / absmax)
 void adam8bit_step_cuda(const Adam8bitTensor* tensors, const ChunkRef* chunks,
                         int64_t num_chunks, GradType grad_type, const AdamScalars& s,
-                        const float* maps, const uint8_t* buckets, cudaStream_t stream);
+                        const uint32_t* table, cudaStream_t stream);
 
 // The kernel: sqrt.approx and __fdividef in the parameter step (not in the moments, so the
 // codes stay those of the reference); x/absmax by one reciprocal per block and a Markstein

@@ -8,15 +8,18 @@ namespace gptbench {
 namespace optim {
 
 std::vector<ChunkRef> make_chunks(const std::vector<int64_t>& numels, int64_t chunk_elems) {
-  std::vector<ChunkRef> out;
+  if (chunk_elems <= 0) throw std::invalid_argument("make_chunks: chunk_elems must be positive");
+  std::vector<ChunkRef> whole, partial;
   for (size_t t = 0; t < numels.size(); ++t) {
     const int64_t n_chunks = (numels[t] + chunk_elems - 1) / chunk_elems;
     if (n_chunks > std::numeric_limits<int32_t>::max())
       throw std::invalid_argument("make_chunks: tensor too large for the chunk table");
     for (int64_t c = 0; c < n_chunks; ++c)
-      out.push_back({static_cast<int32_t>(t), static_cast<int32_t>(c)});
+      (numels[t] - c * chunk_elems >= chunk_elems ? whole : partial)
+          .push_back({static_cast<int32_t>(t), static_cast<int32_t>(c)});
   }
-  return out;
+  whole.insert(whole.end(), partial.begin(), partial.end());
+  return whole;
 }
 
 AdamScalars adam_scalars(double lr, double beta1, double beta2, double eps, double weight_decay,

@@ -81,6 +81,26 @@ const QuantBuckets& unsigned_buckets() {
   return b;
 }
 
+const QuantKernelTable& quant_kernel_table() {
+  static const QuantKernelTable table = [] {
+    QuantKernelTable t{};
+    const QuantMap& sm = signed_dynamic_map();
+    const QuantMap& um = unsigned_dynamic_map();
+    for (int k = 0; k < 256; ++k) {
+      t[k] = to_bits(sm.code[k]);
+      t[256 + k] = to_bits(um.code[k]);
+    }
+    uint32_t* ent = t.data() + 512;
+    for (int b = 0; b < kBuckets; ++b)
+      ent[b] = bucket_entry(sm.mid.data(), signed_buckets()[b], static_cast<uint32_t>(b));
+    ent += kQuantSignedEntries;
+    for (int b = 0; b < kBucketsPerSign; ++b)
+      ent[b] = bucket_entry(um.mid.data(), unsigned_buckets()[b], static_cast<uint32_t>(b));
+    return t;
+  }();
+  return table;
+}
+
 uint8_t quantize_bucketed(const QuantMap& map, const QuantBuckets& lo, float x) {
   x = x >= -4.f ? x : -4.f;  // NaN → −4: code 0, as the search gives NaN (the kernel's select)
   const int l = lo[quant_bucket(to_bits(x))];

@@ -135,6 +135,19 @@ GPTBENCH_QUANT_HD int quantize_unit_unsigned(const uint32_t* ent, float x) {
 using QuantBuckets = std::array<uint8_t, kBuckets>;
 const QuantBuckets& signed_buckets();
 const QuantBuckets& unsigned_buckets();
+
+// The 8-bit Adam kernel's shared-memory tables as one image, built here once and uploaded;
+// each CTA copies it into shared memory as it is (building the entries in every CTA from the
+// byte tables cost ~10 us of a 600 us step on GPT-2 small, H200 2026-11-24). Words:
+// [0, 256) the signed map's codes, [256, 512) the unsigned map's codes (fp32 bit patterns, for
+// dequantisation); then bucket_entry of every signed bucket (kQuantSignedEntries, zero
+// padding) and of the unsigned map's positive half (kQuantUnsignedEntries: the unsigned
+// quantiser sees only x >= 0).
+constexpr int kQuantSignedEntries = (kBuckets + 15) / 16 * 16;
+constexpr int kQuantUnsignedEntries = (kBucketsPerSign + 15) / 16 * 16;
+constexpr int kQuantTableWords = 512 + kQuantSignedEntries + kQuantUnsignedEntries;
+using QuantKernelTable = std::array<uint32_t, kQuantTableWords>;
+const QuantKernelTable& quant_kernel_table();
 // The bucketed count for any float (the table's specification; the kernel's quantize_unit_*
 // are this count on [-1, 1]); equals quantize_nearest for every x.
 uint8_t quantize_bucketed(const QuantMap& map, const QuantBuckets& lo, float x);

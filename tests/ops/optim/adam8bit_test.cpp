@@ -175,13 +175,16 @@ TEST(OptimAdam8bit, BucketedQuantiserEqualsNearestSearchForEveryFloat) {
 // 4-byte entry per code (bucket_entry: lo and the bucket's midpoint bits 15..0): on that domain
 // they must give the nearest-code search's code too. Checked at every midpoint and every bucket
 // edge ±4 ulps, a strided sweep of the domain's bit patterns, and the special values; and no
-// midpoint may lie in a clamped bucket (there its bits 15..0 would not order the floats).
+// midpoint may lie in a clamped bucket (there its bits 15..0 would not order the floats). The
+// entries are those of the image the kernel copies (quant_kernel_table), whose code words must
+// be the maps' codes.
 TEST(OptimAdam8bit, UnitQuantisersEqualNearestSearchOnTheirDomain) {
+  const auto& table = optim::quant_kernel_table();
   for (bool is_signed : {true, false}) {
     const QuantMap& map = is_signed ? optim::signed_dynamic_map() : optim::unsigned_dynamic_map();
-    const auto& lo = is_signed ? optim::signed_buckets() : optim::unsigned_buckets();
-    std::vector<uint32_t> ent(lo.size());
-    for (uint32_t b = 0; b < ent.size(); ++b) ent[b] = optim::bucket_entry(map.mid.data(), lo[b], b);
+    for (int k = 0; k < 256; ++k)
+      ASSERT_EQ(float_from_bits(table[(is_signed ? 0 : 256) + k]), map.code[k]) << "code " << k;
+    const uint32_t* ent = table.data() + 512 + (is_signed ? 0 : optim::kQuantSignedEntries);
     for (int k = 0; k < 255; ++k) {
       const uint32_t key = (optim::quant_float_bits(map.mid[k]) >> 16) & 0x7fffu;
       EXPECT_TRUE(key > optim::kBucketMinKey && key < optim::kBucketMaxKey) << "midpoint " << k;
@@ -191,8 +194,8 @@ TEST(OptimAdam8bit, UnitQuantisersEqualNearestSearchOnTheirDomain) {
       if (!(std::fabs(x) <= 1.f) && !std::isnan(x)) return;  // outside the domain
       if (!is_signed && x < 0.f) return;
       ++checked;
-      const int got = is_signed ? optim::quantize_unit_signed(ent.data(), x)
-                                : optim::quantize_unit_unsigned(ent.data(), x);
+      const int got = is_signed ? optim::quantize_unit_signed(ent, x)
+                                : optim::quantize_unit_unsigned(ent, x);
       if (got != optim::quantize_nearest(map, x)) {
         if (bad < 5) ADD_FAILURE() << "x = " << x << (is_signed ? " (signed)" : " (unsigned)");
         ++bad;

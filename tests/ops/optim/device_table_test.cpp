@@ -23,6 +23,19 @@ std::vector<Row> rows_of(const std::vector<at::Tensor>& ts) {
   return rows;
 }
 
+// Whole chunks first (tensor order), then the partial ones; every chunk of every tensor once.
+TEST(MakeChunks, ListsWholeChunksFirstThenPartialOnes) {
+  const auto chunks = make_chunks({5, 40000, 16384, 0, 3, 32768}, 16384);
+  const std::vector<std::pair<int, int>> want = {{1, 0}, {1, 1}, {2, 0}, {5, 0}, {5, 1},
+                                                 {0, 0}, {1, 2}, {4, 0}};
+  ASSERT_EQ(chunks.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(chunks[i].tensor, want[i].first) << "item " << i;
+    EXPECT_EQ(chunks[i].chunk, want[i].second) << "item " << i;
+  }
+  EXPECT_THROW(make_chunks({5}, 0), std::invalid_argument);
+}
+
 TEST(LaunchTables, RebuiltOnlyWhenPointersOrGradientDtypeChange) {
   std::vector<at::Tensor> params = {at::randn({5}), at::randn({40000})};
   std::vector<at::Tensor> grads = {at::randn({5}), at::randn({40000})};
