@@ -17,15 +17,21 @@ namespace optim {
 constexpr int kThreads = 256;  // threads per block of every optimizer kernel
 constexpr int kWarps = kThreads / 32;
 
+// Loads and stores of tensor data: the pointers are global memory (cudaMalloc'd tensors), which
+// the compiler cannot know of a pointer read from a launch table; telling it turns generic
+// loads and stores (LD/ST) into global ones (LDG/STG).
 __device__ __forceinline__ float4 load4(const float* p) {
+  __builtin_assume(__isGlobal(p));
   return *reinterpret_cast<const float4*>(p);
 }
 __device__ __forceinline__ void store4(float* p, float4 v) {
+  __builtin_assume(__isGlobal(p));
   *reinterpret_cast<float4*>(p) = v;
 }
 // Four gradients as fp32 (16-byte load for fp32, 8-byte load for bf16).
 __device__ __forceinline__ float4 load_grad4(const float* g) { return load4(g); }
 __device__ __forceinline__ float4 load_grad4(const __nv_bfloat16* g) {
+  __builtin_assume(__isGlobal(g));
   const uint2 raw = *reinterpret_cast<const uint2*>(g);
   const float2 a = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&raw.x));
   const float2 b = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&raw.y));
