@@ -5,18 +5,20 @@
 // fp32, writes p, reduces the block's absmax by redux.sync and requantises with one shared-memory
 // read per code (a 4-byte bucket entry of quant_map.h: the bucket's count of midpoints below it
 // and its midpoint's low bits, so one integer add gives the same count of midpoints below x as
-// the reference's search, code for code; each CTA copies the tables, built once on the host
-// (quant_kernel_table), into shared memory when it starts). Bytes per element: p 4+4,
-// g 4 (bf16: 2), codes 1+1 read and written, absmax 2·4/256 read and written — 16.06 B/param
-// with fp32 gradients.
+// the reference's search, code for code). Bytes per element: p 4+4, g 4 (bf16: 2), codes 1+1
+// read and written, absmax 2·4/256 read and written — 16.06 B/param with fp32 gradients.
+// Latency: one CTA of 1,024 threads per SM (64 registers each; one copy of the 39 KB tables,
+// quant_kernel_table, per SM) and every warp stages its next block's bytes in shared memory by
+// cp.async while it computes this one, so a block's loads no longer wait in its warp's path
+// (H200 2026-11-24, harness: GPT-2 small fp32 581.8 -> 555.3 us; the kernel before, four CTAs
+// of 256 threads loading each block into registers, was latency-bound at 64 registers).
 // Work split: the CTAs take whole chunks in grid-stride rounds; the last, partial round (fewer
 // chunks than CTAs) is spread over every warp of the grid one quantisation block at a time, so
-// the step does not end with half the CTAs idle for a chunk's time (GPT-2 small: 7,686 chunks
-// on 528 CTAs, 14.6 rounds; the split took it from 73% to 78% of copy bandwidth). make_chunks
-// lists whole chunks first, so the rounds hold whole chunks and the small tensors' and tensor
-// ends' partial chunks fall into the spread last round.
+// the step does not end with most CTAs idle for a chunk's time. make_chunks lists whole chunks
+// first, so the rounds hold whole chunks and the small tensors' and tensor ends' partial chunks
+// fall into the spread last round.
 // Tensors under 4,096 elements keep fp32 states and take an AdamW-like loop (256 elements per
-// warp) in the same launch.
+// warp) in the same launch; so do unaligned tensors' blocks and partial blocks (not staged).
 #include "ops/optim/adam8bit_kernels.h"
 #include "ops/optim/optim_device.cuh"
 #include "ops/optim/quant_map.h"
@@ -30,8 +32,7 @@ static_assert(kChunkElems % kBlock == 0, "chunks must hold whole quantisation bl
 constexpr int kBlocksPerChunk = static_cast<int>(kChunkElems / kBlock);
 
 // The maps' codes and the 4-byte bucket entries (quant_map.h: one shared read per code), copied
-// as one image (quant_kernel_table) into shared memory at the start of every CTA: 39 KB per
-// CTA, 4 CTAs per SM.
+// as one image (quant_kernel_table) into shared memory at the start of every CTA (39 KB).
 struct SharedMaps {
   float code_m[256], code_v[256];
   uint32_t ent_m[kQuantSignedEntries];    // bucket_entry of every signed bucket (and the padding)
@@ -147,60 +148,12 @@ __device__ __forceinline__ void requant_part(uint8_t* qm, uint8_t* qv, int64_t l
   }
 }
 
-// One whole quantisation block (256 elements at b0, vector-aligned tensor), one warp.
-// Lane owns elements 4·lane + 128·k + j, k < 2, j < 4: coalesced 16-byte loads.
-template <typename G>
-__device__ __forceinline__ void quant_full(const Adam8bitTensor& t, int64_t b0,
-                                           const SharedMaps& sm, const AdamScalars& s) {
-  const int ln = threadIdx.x % 32;
-  const int64_t blk = b0 / kBlock;
-  assume_global(t);
-  float4 pp[2], gg[2];
-  uchar4 cm[2], cv[2];
-  const float am_old = t.m_absmax[blk], av_old = t.v_absmax[blk];
-#pragma unroll
-  for (int k = 0; k < 2; ++k) {
-    const int64_t e = b0 + 4 * ln + 128 * k;
-    pp[k] = load4(t.p + e);
-    gg[k] = load_grad4(static_cast<const G*>(t.g) + e);
-    cm[k] = *reinterpret_cast<const uchar4*>(static_cast<const uint8_t*>(t.m) + e);
-    cv[k] = *reinterpret_cast<const uchar4*>(static_cast<const uint8_t*>(t.v) + e);
-  }
-  float m[8], v[8], am = 0.f, av = 0.f;
-#pragma unroll
-  for (int k = 0; k < 2; ++k) {
-    const unsigned char cms[4] = {cm[k].x, cm[k].y, cm[k].z, cm[k].w};
-    const unsigned char cvs[4] = {cv[k].x, cv[k].y, cv[k].z, cv[k].w};
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      float& mm = m[4 * k + j];
-      float& vv = v[4 * k + j];
-      mm = sm.code_m[cms[j]] * am_old;
-      vv = sm.code_v[cvs[j]] * av_old;
-      adam_elem(lane(pp[k], j), lane(gg[k], j), mm, vv, s);
-      am = fmaxf(am, fabsf(mm));
-      av = fmaxf(av, vv);
-    }
-    store4(t.p + b0 + 4 * ln + 128 * k, pp[k]);
-  }
-  const BlockScales bs = block_scales(am, av, t, blk);
-  // One warp-uniform test per block, not a branch per element (H200 2026-11-24, GPT-2 small
-  // fp32 627.0 -> 611.6 us with the entries).
-  if (bs.okm && bs.okv)
-    requant_full<true>(t, b0, sm, bs, m, v);
-  else
-    requant_full<false>(t, b0, sm, bs, m, v);
-}
-
-// One quantisation block (up to 256 elements starting at element `b0` of tensor t), one warp.
+// One quantisation block that is not staged (up to 256 elements starting at element `b0` of
+// tensor t: a partial block, or any block of an unaligned tensor), one warp, from global memory.
 template <typename G>
 __device__ void quant_block(const Adam8bitTensor& t, int64_t b0, const SharedMaps& sm,
                             const AdamScalars& s) {
   const int64_t len = min(static_cast<int64_t>(kBlock), t.n - b0);
-  if (t.vec && len == kBlock) {
-    quant_full<G>(t, b0, sm, s);
-    return;
-  }
   // Lane owns elements lane + 32·j, j < 8 (bounded).
   const int ln = threadIdx.x % 32;
   const int64_t blk = b0 / kBlock;
@@ -259,51 +212,200 @@ __device__ __forceinline__ void chunk_block(const Adam8bitTensor& t, const Chunk
     fp32_block<G>(t, b0, s);
 }
 
-// __launch_bounds__(256, 4): at most 64 registers, 4 blocks (32 warps) per SM.
-constexpr int kMinBlocks = 4;
+// One CTA of kA8Threads per SM (__launch_bounds__(1024, 1): 64 registers, 32 warps).
+constexpr int kA8Threads = 1024;
+constexpr int kA8Warps = kA8Threads / 32;
+// A warp's staging slots for one whole quantisation block, by cp.async (2.75 KB).
+struct WarpStage {           // lane-private slots: lane l uses index [k][l]
+  float4 p[2][32];
+  float4 g[2][32];           // fp32: 16 bytes per lane and k; bf16: the first 8 bytes
+  uint32_t cm[2][32], cv[2][32];
+  float am[32], av[32];
+};
+struct A8Shared {
+  SharedMaps maps;
+  WarpStage stage[kA8Warps];
+};
+
+__device__ __forceinline__ uint32_t smem_addr(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+template <int N>
+__device__ __forceinline__ void cp_async(void* dst, const void* src) {
+  if constexpr (N == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(dst)), "l"(src));
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(smem_addr(dst)), "l"(src), "n"(N));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
+
+// Issue the copies of a whole quantised block's bytes into this lane's slots.
+template <typename G>
+__device__ __forceinline__ void stage_issue(WarpStage& st, const Adam8bitTensor& t, int64_t b0) {
+  const int ln = threadIdx.x % 32;
+  const int64_t blk = b0 / kBlock;
+  assume_global(t);
+  cp_async<4>(&st.am[ln], t.m_absmax + blk);
+  cp_async<4>(&st.av[ln], t.v_absmax + blk);
+#pragma unroll
+  for (int k = 0; k < 2; ++k) {
+    const int64_t e = b0 + 4 * ln + 128 * k;
+    cp_async<16>(&st.p[k][ln], t.p + e);
+    cp_async<sizeof(G) * 4>(&st.g[k][ln], static_cast<const G*>(t.g) + e);
+    cp_async<4>(&st.cm[k][ln], static_cast<const uint8_t*>(t.m) + e);
+    cp_async<4>(&st.cv[k][ln], static_cast<const uint8_t*>(t.v) + e);
+  }
+  cp_async_commit();
+}
+template <typename G>
+__device__ __forceinline__ float4 staged_grad4(const float4& raw);
+template <>
+__device__ __forceinline__ float4 staged_grad4<float>(const float4& raw) { return raw; }
+template <>
+__device__ __forceinline__ float4 staged_grad4<__nv_bfloat16>(const float4& raw) {
+  const uint32_t x = __float_as_uint(raw.x), y = __float_as_uint(raw.y);
+  const float2 a = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&x));
+  const float2 b = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&y));
+  return make_float4(a.x, a.y, b.x, b.y);
+}
+// The staged block's bytes into registers (after the wait).
+template <typename G>
+__device__ __forceinline__ void stage_read(const WarpStage& st, float4* pp, float4* gg, uchar4* cm,
+                                           uchar4* cv, float& am_old, float& av_old) {
+  const int ln = threadIdx.x % 32;
+  am_old = st.am[ln];
+  av_old = st.av[ln];
+#pragma unroll
+  for (int k = 0; k < 2; ++k) {
+    pp[k] = st.p[k][ln];
+    gg[k] = staged_grad4<G>(st.g[k][ln]);
+    const uint32_t a = st.cm[k][ln], b = st.cv[k][ln];
+    cm[k] = *reinterpret_cast<const uchar4*>(&a);
+    cv[k] = *reinterpret_cast<const uchar4*>(&b);
+  }
+}
+// One whole quantisation block from its staged bytes, one warp: dequantise, update, write p,
+// block absmax, requantise. Lane owns elements 4·lane + 128·k + j, k < 2, j < 4.
+template <typename G>
+__device__ __forceinline__ void update_block(const Adam8bitTensor& t, int64_t b0, const SharedMaps& sm,
+                                             const AdamScalars& s, float4* pp, float4* gg,
+                                             const uchar4* cm, const uchar4* cv, float am_old,
+                                             float av_old) {
+  const int ln = threadIdx.x % 32;
+  const int64_t blk = b0 / kBlock;
+  assume_global(t);
+  float m[8], v[8], am = 0.f, av = 0.f;
+#pragma unroll
+  for (int k = 0; k < 2; ++k) {
+    const unsigned char cms[4] = {cm[k].x, cm[k].y, cm[k].z, cm[k].w};
+    const unsigned char cvs[4] = {cv[k].x, cv[k].y, cv[k].z, cv[k].w};
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      float& mm = m[4 * k + j];
+      float& vv = v[4 * k + j];
+      mm = sm.code_m[cms[j]] * am_old;
+      vv = sm.code_v[cvs[j]] * av_old;
+      adam_elem(lane(pp[k], j), lane(gg[k], j), mm, vv, s);
+      am = fmaxf(am, fabsf(mm));
+      av = fmaxf(av, vv);
+    }
+    store4(t.p + b0 + 4 * ln + 128 * k, pp[k]);
+  }
+  const BlockScales bs = block_scales(am, av, t, blk);
+  // One warp-uniform test per block, not a branch per element (H200 2026-11-24, GPT-2 small
+  // fp32 627.0 -> 611.6 us with the entries).
+  if (bs.okm && bs.okv)
+    requant_full<true>(t, b0, sm, bs, m, v);
+  else
+    requant_full<false>(t, b0, sm, bs, m, v);
+}
+__device__ __forceinline__ bool whole_quant(const Adam8bitTensor& t, int64_t b0) {
+  return t.quantized && t.vec && b0 < t.n && t.n - b0 >= kBlock;
+}
+// A warp's items, pipelined: item(i, ref, b) gives the chunk and block of item i. A whole,
+// aligned, quantised block is staged: block i+1's copies are issued once block i's bytes are in
+// registers, before its update; any other block goes through chunk_block from global memory.
+template <typename G, typename Item>
+__device__ __forceinline__ void run_items(int64_t n_items, Item item, const Adam8bitTensor* tensors,
+                                          const SharedMaps& sm, WarpStage& st, const AdamScalars& s) {
+  bool staged = false;  // the stage holds item i's bytes
+  for (int64_t i = 0; i < n_items; ++i) {
+    ChunkRef ref;
+    int b;
+    item(i, ref, b);
+    const Adam8bitTensor& t = tensors[ref.tensor];
+    const int64_t b0 = static_cast<int64_t>(ref.chunk) * kChunkElems + static_cast<int64_t>(b) * kBlock;
+    if (!whole_quant(t, b0)) {
+      chunk_block<G>(t, ref, b, sm, s);
+      continue;
+    }
+    if (!staged) stage_issue<G>(st, t, b0);
+    cp_async_wait_all();
+    float4 pp[2], gg[2];
+    uchar4 cm[2], cv[2];
+    float am_old, av_old;
+    stage_read<G>(st, pp, gg, cm, cv, am_old, av_old);
+    staged = false;
+    if (i + 1 < n_items) {
+      ChunkRef r1;
+      int b1;
+      item(i + 1, r1, b1);
+      const Adam8bitTensor& t1 = tensors[r1.tensor];
+      const int64_t b01 = static_cast<int64_t>(r1.chunk) * kChunkElems + static_cast<int64_t>(b1) * kBlock;
+      if (whole_quant(t1, b01)) {
+        stage_issue<G>(st, t1, b01);
+        staged = true;
+      }
+    }
+    update_block<G>(t, b0, sm, s, pp, gg, cm, cv, am_old, av_old);
+  }
+  cp_async_wait_all();
+}
 
 template <typename G>
-__global__ void __launch_bounds__(kThreads, kMinBlocks)
+__global__ void __launch_bounds__(kA8Threads, 1)
     adam8bit_kernel(const Adam8bitTensor* __restrict__ tensors,
                     const ChunkRef* __restrict__ chunks, int64_t num_chunks, AdamScalars s,
                     const uint32_t* __restrict__ table) {
-  __shared__ SharedMaps sm;
+  extern __shared__ uint4 a8_smem[];
+  A8Shared& sh = *reinterpret_cast<A8Shared*>(a8_smem);
   {
     constexpr int kWords = static_cast<int>(sizeof(SharedMaps) / 16);
     const uint4* src = reinterpret_cast<const uint4*>(table);
-    uint4* dst = reinterpret_cast<uint4*>(&sm);
-#pragma unroll
-    for (int j = 0; j < (kWords + kThreads - 1) / kThreads; ++j) {
-      const int i = threadIdx.x + j * kThreads;
-      if (i < kWords) dst[i] = src[i];
-    }
+    uint4* dst = reinterpret_cast<uint4*>(&sh.maps);
+    for (int i = threadIdx.x; i < kWords; i += kA8Threads) dst[i] = src[i];
   }
   __syncthreads();
   const int warp = threadIdx.x / 32;
-  // Whole rounds: a chunk per CTA, its blocks over the CTA's warps.
+  WarpStage& st = sh.stage[warp];
+  // Whole rounds: a chunk per CTA, its blocks over the CTA's warps (kPerWarp each).
   const int64_t rounds_end = num_chunks / gridDim.x * gridDim.x;
-  // One loop over (chunk, block) that reads the tensor's row for every block (L1 hits) instead
-  // of holding its 12 registers across the chunk: no spills at 64 registers (28–32 bytes before).
-  constexpr int kPerWarp = kBlocksPerChunk / kWarps;
+  constexpr int kPerWarp = kBlocksPerChunk / kA8Warps;
+  static_assert(kBlocksPerChunk % kA8Warps == 0, "a chunk's blocks must split evenly over warps");
   const int64_t items = (rounds_end / gridDim.x) * kPerWarp;
-  for (int64_t k = 0; k < items; ++k) {
-    const ChunkRef ref = chunks[blockIdx.x + (k / kPerWarp) * gridDim.x];
-    chunk_block<G>(tensors[ref.tensor], ref, warp + kWarps * static_cast<int>(k % kPerWarp), sm, s);
-  }
+  run_items<G>(items, [&](int64_t k, ChunkRef& ref, int& b) {
+    ref = chunks[blockIdx.x + (k / kPerWarp) * gridDim.x];
+    b = warp + kA8Warps * static_cast<int>(k % kPerWarp);
+  }, tensors, sh.maps, st, s);
   // The last, partial round: its blocks over all warps of the grid.
   const int64_t tail_blocks = (num_chunks - rounds_end) * kBlocksPerChunk;
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * kWarps;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * kWarps + warp; i < tail_blocks; i += stride) {
-    const ChunkRef ref = chunks[rounds_end + i / kBlocksPerChunk];
-    chunk_block<G>(tensors[ref.tensor], ref, static_cast<int>(i % kBlocksPerChunk), sm, s);
-  }
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * kA8Warps;
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * kA8Warps + warp;
+  const int64_t n_tail = first < tail_blocks ? (tail_blocks - first + stride - 1) / stride : 0;
+  run_items<G>(n_tail, [&](int64_t k, ChunkRef& ref, int& b) {
+    const int64_t i = first + k * stride;
+    ref = chunks[rounds_end + i / kBlocksPerChunk];
+    b = static_cast<int>(i % kBlocksPerChunk);
+  }, tensors, sh.maps, st, s);
 }
 
 template <typename G>
 void launch(const Adam8bitTensor* tensors, const ChunkRef* chunks, int64_t num_chunks,
             const AdamScalars& s, const uint32_t* table, cudaStream_t stream) {
-  const int grid = grid_for(adam8bit_kernel<G>, num_chunks);
-  adam8bit_kernel<G><<<grid, kThreads, 0, stream>>>(tensors, chunks, num_chunks, s, table);
+  const int grid = grid_for(adam8bit_kernel<G>, num_chunks, sizeof(A8Shared), kA8Threads);
+  adam8bit_kernel<G><<<grid, kA8Threads, sizeof(A8Shared), stream>>>(tensors, chunks, num_chunks,
+                                                                      s, table);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -36,9 +36,10 @@ void adam8bit_step_cuda(const Adam8bitTensor* tensors, const ChunkRef* chunks,
 // codes stay those of the reference); x/absmax by one reciprocal per block and a Markstein
 // correction (quant_div: bit-identical to IEEE division); codes by quantize_unit_signed /
 // quantize_unit_unsigned (quant_map.h: the bucket table without the clamps that |x| ≤ 1 makes
-// unnecessary; the unsigned map's table only for x ≥ 0); __launch_bounds__(256, 4): ≤ 64
-// registers, 32 warps per SM; whole chunks per CTA except the last partial round, which is
-// split into 256-element blocks over every warp of the grid.
+// unnecessary; the unsigned map's table only for x ≥ 0); one CTA of 1,024 threads per SM
+// (≤ 64 registers), each warp staging its next block's bytes in shared memory by cp.async;
+// whole chunks per CTA except the last partial round, which is split into 256-element blocks
+// over every warp of the grid.
 
 }  // namespace optim
 }  // namespace gptbench

@@ -68,11 +68,13 @@ __device__ __forceinline__ float block_sum(float x, float* scratch) {
   return total;
 }
 
-// Blocks for a grid-stride launch of `kernel` over `work` items: enough to fill every SM at
-// the kernel's occupancy, never more than the work. The SM count and occupancy are queried once
-// per (kernel, device), so a step does not pay for them.
+// Blocks for a grid-stride launch of `kernel` (`threads` per block, `smem` bytes of dynamic
+// shared memory) over `work` items: enough to fill every SM at the kernel's occupancy, never more
+// than the work. The SM count and occupancy are queried once per (kernel, device), so a step does
+// not pay for them; that first call also allows the kernel more than the default 48 KB of
+// dynamic shared memory when it asks for it (a per-device function attribute).
 template <typename Kernel>
-int grid_for(Kernel kernel, int64_t work, size_t smem = 0) {
+int grid_for(Kernel kernel, int64_t work, size_t smem = 0, int threads = kThreads) {
   static std::mutex mu;
   static std::map<std::pair<const void*, int>, int> cache;  // (kernel, device) -> full grid
   int dev = 0;
@@ -87,7 +89,10 @@ int grid_for(Kernel kernel, int64_t work, size_t smem = 0) {
   if (full == 0) {
     int sms = 0, per_sm = 0;
     CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, smem));
+    if (smem > 48 * 1024)
+      CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      static_cast<int>(smem)));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
     full = sms * (per_sm > 0 ? per_sm : 1);
     std::lock_guard<std::mutex> lock(mu);
     cache[key] = full;
