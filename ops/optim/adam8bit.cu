@@ -113,7 +113,7 @@ __device__ __forceinline__ uint32_t pack_codes(uint32_t s0, uint32_t s1, uint32_
   return __byte_perm(__byte_perm(s0, s1, 0x0062), __byte_perm(s2, s3, 0x0062), 0x5410);
 }
 
-// Codes of a whole block's 8 elements per lane (quant_full's layout).
+// Codes of a whole block's 8 elements per lane (update_block's layout).
 template <bool kFast>
 __device__ __forceinline__ void requant_full(const Adam8bitTensor& t, int64_t b0,
                                              const SharedMaps& sm, const BlockScales& bs,
