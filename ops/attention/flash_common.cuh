@@ -1,5 +1,5 @@
 #pragma once
-// Device helpers shared by flash_fwd.cu and flash_bwd.cu: cp.async tile loads, ldmatrix, the
+// Device helpers shared by flash_fwd.cu and flash_bwd.cu: ldmatrix, the
 // m16n8k16 tensor-core MMA, and 16-bit packing. CUDA only (no LibTorch).
 //
 // ---- Fragment layouts (PTX ISA, "Matrix Fragments for mma.m16n8k16" with .bf16/.f16) --------
@@ -43,40 +43,12 @@
 
 #include <cstdint>
 
+#include "ops/cp_async.cuh"
+
 namespace gptbench {
 namespace flash {
 
-// 16-byte global -> shared copy, bypassing L1; src_bytes = 0 zero-fills the 16 bytes (the
-// source address must still be a valid one).
-__device__ __forceinline__ uint32_t smem_u32(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-// `s` is a shared-space byte address (smem_u32).
-__device__ __forceinline__ void cp_async16(uint32_t s, const void* gmem, bool valid) {
-  const int src_bytes = valid ? 16 : 0;
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem),
-               "r"(src_bytes)
-               : "memory");
-}
-
-// 4-byte global -> shared copy (zero-fills when !valid).
-__device__ __forceinline__ void cp_async4(uint32_t s, const void* gmem, bool valid) {
-  const int src_bytes = valid ? 4 : 0;
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gmem),
-               "r"(src_bytes)
-               : "memory");
-}
-
-__device__ __forceinline__ void cp_async_commit() {
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-
-// Waits until at most N committed groups of this thread are still in flight.
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
+// cp.async copies and smem_u32: ops/cp_async.cuh (namespace gptbench, found from here).
 
 // `a` is a shared-space byte address (smem_u32).
 __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t a) {

@@ -19,6 +19,7 @@
 // fall into the spread last round.
 // Tensors under 4,096 elements keep fp32 states and take an AdamW-like loop (256 elements per
 // warp) in the same launch; so do unaligned tensors' blocks and partial blocks (not staged).
+#include "ops/cp_async.cuh"
 #include "ops/optim/adam8bit_kernels.h"
 #include "ops/optim/optim_device.cuh"
 #include "ops/optim/quant_map.h"
@@ -227,34 +228,21 @@ struct A8Shared {
   WarpStage stage[kA8Warps];
 };
 
-__device__ __forceinline__ uint32_t smem_addr(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-template <int N>
-__device__ __forceinline__ void cp_async(void* dst, const void* src) {
-  if constexpr (N == 16)
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(dst)), "l"(src));
-  else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(smem_addr(dst)), "l"(src), "n"(N));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
-
 // Issue the copies of a whole quantised block's bytes into this lane's slots.
 template <typename G>
 __device__ __forceinline__ void stage_issue(WarpStage& st, const Adam8bitTensor& t, int64_t b0) {
   const int ln = threadIdx.x % 32;
   const int64_t blk = b0 / kBlock;
   assume_global(t);
-  cp_async<4>(&st.am[ln], t.m_absmax + blk);
-  cp_async<4>(&st.av[ln], t.v_absmax + blk);
+  cp_async<4>(smem_u32(&st.am[ln]), t.m_absmax + blk);
+  cp_async<4>(smem_u32(&st.av[ln]), t.v_absmax + blk);
 #pragma unroll
   for (int k = 0; k < 2; ++k) {
     const int64_t e = b0 + 4 * ln + 128 * k;
-    cp_async<16>(&st.p[k][ln], t.p + e);
-    cp_async<sizeof(G) * 4>(&st.g[k][ln], static_cast<const G*>(t.g) + e);
-    cp_async<4>(&st.cm[k][ln], static_cast<const uint8_t*>(t.m) + e);
-    cp_async<4>(&st.cv[k][ln], static_cast<const uint8_t*>(t.v) + e);
+    cp_async<16>(smem_u32(&st.p[k][ln]), t.p + e);
+    cp_async<sizeof(G) * 4>(smem_u32(&st.g[k][ln]), static_cast<const G*>(t.g) + e);
+    cp_async<4>(smem_u32(&st.cm[k][ln]), static_cast<const uint8_t*>(t.m) + e);
+    cp_async<4>(smem_u32(&st.cv[k][ln]), static_cast<const uint8_t*>(t.v) + e);
   }
   cp_async_commit();
 }
@@ -341,7 +329,7 @@ __device__ __forceinline__ void run_items(int64_t n_items, Item item, const Adam
       continue;
     }
     if (!staged) stage_issue<G>(st, t, b0);
-    cp_async_wait_all();
+    cp_async_wait<0>();
     float4 pp[2], gg[2];
     uchar4 cm[2], cv[2];
     float am_old, av_old;
@@ -360,7 +348,7 @@ __device__ __forceinline__ void run_items(int64_t n_items, Item item, const Adam
     }
     update_block<G>(t, b0, sm, s, pp, gg, cm, cv, am_old, av_old);
   }
-  cp_async_wait_all();
+  cp_async_wait<0>();
 }
 
 template <typename G>
