@@ -1,25 +1,61 @@
 // gptbench: Google Benchmark's main with the suite's flags parsed first (fixtures/options.h),
 // the run context and measured peaks recorded once, and every family registered.
+#include <ATen/ATen.h>
 #include <benchmark/benchmark.h>
 #include <torch/cuda.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
+#include <fstream>
+#include <map>
 #include <iostream>
 #include <vector>
 
 #include "fixtures/device_info.h"
 #include "fixtures/family.h"
 #include "fixtures/options.h"
+#include "fixtures/phases.h"
 #include "fixtures/runner.h"
+#include "fixtures/timer.h"
+#include "fixtures/worker.h"
 
 namespace {
 constexpr const char* kDefaultMinTime = "0.1";  // seconds of timed regions per benchmark
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The worker's replies go to the original stdout; everything else that writes to stdout
+// (LibTorch warnings, Google Benchmark) is sent to stderr so it cannot corrupt the protocol.
+int serve_on_stdout(const std::map<std::string, std::string>& context, double startup_s) {
+  std::cout.flush();
+  const int protocol_fd = dup(STDOUT_FILENO);
+  if (protocol_fd < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+    std::cerr << "gptbench: cannot set up the worker's stdout\n";
+    return 2;
+  }
+  std::ofstream protocol("/proc/self/fd/" + std::to_string(protocol_fd));
+  if (!protocol) {
+    std::cerr << "gptbench: cannot open the worker's protocol stream\n";
+    return 2;
+  }
+  return gptbench::serve_worker(std::cin, protocol, context, startup_s);
+}
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace gptbench;
-  ParseResult parsed = parse_options(argc, argv, torch::cuda::is_available());
+  const double loaded_s = process_age_seconds();
+  add_phase_time(Phase::kLoad, loaded_s);
+  const auto main_start = std::chrono::steady_clock::now();
+  ParseResult parsed;
+  {
+    PhaseScope phase(Phase::kInit);
+    parsed = parse_options(argc, argv, torch::cuda::is_available());
+  }
   if (parsed.help) {
     std::cout << options_help();
     return 0;
@@ -46,26 +82,35 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(bm_argc, args.data())) return 2;
 
   const Options& o = global_options();
+  if (o.on_cuda()) {  // the CUDA context is created here, not inside the peak measurement
+    PhaseScope phase(Phase::kInit);
+    (void)at::empty({1}, at::TensorOptions().device(o.resolved_device));
+    sync_device(o.resolved_device);
+  }
   const auto t0 = std::chrono::steady_clock::now();
   try {
+    PhaseScope phase(Phase::kPeaks);
     global_peaks() = measure_peaks(o.resolved_device);
   } catch (const std::exception& e) {
     std::cerr << "gptbench: measuring peaks failed, %peak counters omitted: " << e.what() << "\n";
   }
-  const double peak_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  benchmark::AddCustomContext("peaks_measured_in_s", std::to_string(peak_s));
-  for (const auto& [key, value] : run_context(o.resolved_device, global_peaks()))
-    benchmark::AddCustomContext(key, value);
+  std::map<std::string, std::string> context = run_context(o.resolved_device, global_peaks());
+  context["peaks_measured_in_s"] = std::to_string(seconds_since(t0));
   std::string models;
   for (const auto& m : o.models) models += (models.empty() ? "" : ",") + m;
-  benchmark::AddCustomContext("gptbench_models", models);
-  benchmark::AddCustomContext("gptbench_min_time", min_time_given ? "flag" : kDefaultMinTime);
-  benchmark::AddCustomContext("gptbench_tokens",
-                              std::to_string(o.batch) + "x" + std::to_string(o.seq));
+  context["gptbench_models"] = models;
+  context["gptbench_min_time"] = min_time_given ? "flag" : kDefaultMinTime;
+  context["gptbench_tokens"] = std::to_string(o.batch) + "x" + std::to_string(o.seq);
+  for (const auto& [key, value] : context) benchmark::AddCustomContext(key, value);
 
   register_families();
-  benchmark::RunSpecifiedBenchmarks();
+  int code = 0;
+  if (o.worker)
+    code = serve_on_stdout(context, loaded_s + seconds_since(main_start));
+  else
+    benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   release_cases();
-  return 0;
+  if (o.phases) std::cerr << phase_report(loaded_s + seconds_since(main_start));
+  return code;
 }
