@@ -32,6 +32,7 @@ struct Options {
   std::vector<std::string> merge_inputs;
   std::string filter;
   double alpha = 0.05;
+  std::string correction = "holm";
   std::optional<std::string> threshold;
   std::string config;
   std::string format = "text";
@@ -47,6 +48,7 @@ Settings make_settings(const Options& options) {
   Settings settings;
   if (!(options.alpha > 0 && options.alpha < 1)) throw UsageError{"--alpha must be in (0, 1)"};
   settings.alpha = options.alpha;
+  settings.correction = parse_correction(options.correction).value_or(Correction::kHolm);  // checked by CLI11
   settings.time = options.time == "cpu" ? TimeKind::kCpu : TimeKind::kReal;
   settings.gate_counters = options.gate_counters;
   settings.fail_on_removed = options.fail_on_removed;
@@ -154,6 +156,9 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   app.fallthrough();
   app.add_option("--filter", options.filter, "Only benchmarks whose name matches this regex (ECMAScript, search)");
   app.add_option("--alpha", options.alpha, "Significance level of the Mann-Whitney U test (default 0.05)");
+  app.add_option("--correction", options.correction,
+                 "Multiple-testing correction over all tested pairs: holm (default) or none (each pair at alpha)")
+      ->check(CLI::IsMember({"holm", "none"}));
   app.add_option("--threshold", options.threshold, "Minimum relative change that counts, e.g. 5% or 0.05 (default 5%)");
   app.add_option("--config", options.config, "Threshold rules file: lines 'PREFIX = 10%', '*' for the default")
       ->check(CLI::ExistingFile);

@@ -21,6 +21,10 @@ std::string render_html(const Report& report);
 // (regression, broken, improvement), in that order.
 std::vector<const PairResult*> notable_results(const Report& report);
 
+// "alpha 0.05, correction holm (7 pairs, p < 0.00833 needed)" or
+// "alpha 0.05, correction none": the significance rule for the headers.
+std::string significance_text(const Report& report);
+
 // "base.json vs new.json" or "RUN.json: torch vs fused".
 std::string report_title(const Report& report);
 

@@ -1,5 +1,7 @@
 #include "render.h"
 
+#include <cstdio>
+
 namespace gptbench::compare {
 
 std::vector<const PairResult*> notable_results(const Report& report) {
@@ -10,6 +12,18 @@ std::vector<const PairResult*> notable_results(const Report& report) {
     }
   }
   return out;
+}
+
+std::string significance_text(const Report& report) {
+  const Settings& settings = report.settings;
+  char buf[160];
+  if (settings.correction == Correction::kNone) {
+    std::snprintf(buf, sizeof buf, "alpha %g, correction none", settings.alpha);
+  } else {
+    std::snprintf(buf, sizeof buf, "alpha %g, correction %s (%zu pairs, p < %.3g needed)", settings.alpha,
+                  to_string(settings.correction), report.summary.tested_pairs, report.summary.p_cutoff);
+  }
+  return buf;
 }
 
 std::string report_title(const Report& report) {

@@ -251,7 +251,8 @@ std::string render_html(const Report& report) {
         << "' vs '" << html_escape(diff.contender) << "'</div>\n";
   }
   out << "<p class='note'>" << html_escape(report.mode) << " mode, "
-      << (report.settings.time == TimeKind::kReal ? "real" : "cpu") << " time, alpha " << report.settings.alpha
+      << (report.settings.time == TimeKind::kReal ? "real" : "cpu") << " time, "
+      << html_escape(significance_text(report))
       << ", threshold " << html_escape(format_percent(report.settings.thresholds.default_threshold())) << ". Geomean "
       << html_escape(report.contender_label) << "/" << html_escape(report.base_label) << ": "
       << format_ratio(report.summary.geomean) << " (" << html_escape(format_change(report.summary.geomean - 1))

@@ -90,6 +90,7 @@ std::string render_json(const Report& report) {
       {"new", {{"source", report.contender_source}, {"label", report.contender_label}}},
       {"settings",
        {{"alpha", report.settings.alpha},
+        {"correction", to_string(report.settings.correction)},
         {"threshold", report.settings.thresholds.default_threshold()},
         {"thresholds_by_prefix", thresholds},
         {"time", report.settings.time == TimeKind::kReal ? "real" : "cpu"},
@@ -107,7 +108,9 @@ std::string render_json(const Report& report) {
         {"families", families},
         {"verdicts", verdicts},
         {"counter_regressions", report.summary.counter_regressions},
-        {"counter_improvements", report.summary.counter_improvements}}},
+        {"counter_improvements", report.summary.counter_improvements},
+        {"tested_pairs", report.summary.tested_pairs},
+        {"p_cutoff", report.summary.p_cutoff}}},
       {"exit_code", exit_code(report)},
       {"gate", gate_message(report)},
   };

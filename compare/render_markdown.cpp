@@ -45,8 +45,8 @@ std::string render_markdown(const Report& report) {
   std::ostringstream out;
   const int code = exit_code(report);
   out << "### gptbench-compare: " << (code == 0 ? ":white_check_mark: " : ":x: ") << gate_message(report) << "\n\n";
-  out << markdown_escape(report_title(report)) << " (" << report.mode << " mode, alpha "
-      << report.settings.alpha << ", threshold " << format_percent(report.settings.thresholds.default_threshold())
+  out << markdown_escape(report_title(report)) << " (" << report.mode << " mode, "
+      << significance_text(report) << ", threshold " << format_percent(report.settings.thresholds.default_threshold())
       << ")\n";
 
   bool environment_header = false;

@@ -78,7 +78,7 @@ std::string render_text(const Report& report, const TextOptions& options) {
   const Painter paint(options.color);
   std::ostringstream out;
   out << paint("gptbench-compare", kBold) << ": " << report_title(report) << " (" << report.mode << " mode, "
-      << (report.settings.time == TimeKind::kReal ? "real" : "cpu") << " time, alpha " << report.settings.alpha
+      << (report.settings.time == TimeKind::kReal ? "real" : "cpu") << " time, " << significance_text(report)
       << ", threshold " << format_percent(report.settings.thresholds.default_threshold()) << ")\n";
 
   for (const ContextDifference& diff : report.context) {

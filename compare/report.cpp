@@ -120,17 +120,47 @@ PairResult compare_pair(const BenchmarkPair& pair, const Settings& settings) {
   return result;
 }
 
-Report build_report(const Pairing& pairing, const Settings& settings) {
-  Report report;
-  report.settings = settings;
-  report.added = pairing.added;
-  report.removed = pairing.removed;
-  report.results.reserve(pairing.pairs.size());
+namespace {
+
+// Holm's step-down over one family of tested metrics: demotes the regressions
+// and improvements whose p-value does not survive it; returns the cut-off.
+double correct_family(const std::vector<MetricComparison*>& family, double alpha, const std::string& what) {
+  std::vector<double> p_values;
+  p_values.reserve(family.size());
+  for (const MetricComparison* metric : family) p_values.push_back(metric->u_test.p_value);
+  const double cutoff = holm_cutoff(p_values, alpha);
+  for (MetricComparison* metric : family) apply_holm(*metric, cutoff, family.size(), what);
+  return cutoff;
+}
+
+// The multiple-testing correction of the settings, over the time tests of all
+// pairs and, as a family of their own, over all counter tests.
+void apply_correction(Report& report) {
+  std::vector<MetricComparison*> times;
+  std::vector<MetricComparison*> counters;
+  for (PairResult& result : report.results) {
+    if (result.time.tested) times.push_back(&result.time);
+    for (CounterResult& counter : result.counters) {
+      if (counter.comparison.tested) counters.push_back(&counter.comparison);
+    }
+  }
+  const Settings& settings = report.settings;
+  report.summary.tested_pairs = times.size();
+  report.summary.p_cutoff = settings.alpha;
+  if (settings.correction == Correction::kNone) return;
+  report.summary.p_cutoff = correct_family(times, settings.alpha, "pairs");
+  correct_family(counters, settings.alpha, "counter tests");
+  for (PairResult& result : report.results) {
+    if (result.time.tested) result.verdict = result.time.verdict;
+  }
+}
+
+// Verdict counts, counter changes and geomeans over the final results.
+void summarise(Report& report) {
+  Summary& summary = report.summary;
   std::vector<double> ratios;
   std::map<std::string, std::vector<double>> family_ratios;
-  for (const BenchmarkPair& pair : pairing.pairs) {
-    PairResult result = compare_pair(pair, settings);
-    Summary& summary = report.summary;
+  for (const PairResult& result : report.results) {
     ++summary.verdicts[result.verdict];
     for (const CounterResult& counter : result.counters) {
       if (counter.comparison.verdict == Verdict::kRegression) ++summary.counter_regressions;
@@ -142,13 +172,25 @@ Report build_report(const Pairing& pairing, const Settings& settings) {
       ratios.push_back(ratio);
       family_ratios[result.family].push_back(ratio);
     }
-    report.results.push_back(std::move(result));
   }
-  report.summary.geomean = geometric_mean(ratios);
-  report.summary.geomean_pairs = ratios.size();
+  summary.geomean = geometric_mean(ratios);
+  summary.geomean_pairs = ratios.size();
   for (const auto& [family, values] : family_ratios) {
-    report.summary.families.push_back(FamilySummary{family, geometric_mean(values), values.size()});
+    summary.families.push_back(FamilySummary{family, geometric_mean(values), values.size()});
   }
+}
+
+}  // namespace
+
+Report build_report(const Pairing& pairing, const Settings& settings) {
+  Report report;
+  report.settings = settings;
+  report.added = pairing.added;
+  report.removed = pairing.removed;
+  report.results.reserve(pairing.pairs.size());
+  for (const BenchmarkPair& pair : pairing.pairs) report.results.push_back(compare_pair(pair, settings));
+  apply_correction(report);
+  summarise(report);
   return report;
 }
 

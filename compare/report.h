@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "context.h"
+#include "correction.h"
 #include "pair.h"
 #include "run.h"
 #include "thresholds.h"
@@ -17,6 +18,7 @@ namespace gptbench::compare {
 
 struct Settings {
   double alpha = 0.05;
+  Correction correction = Correction::kHolm;  // multiple-testing control over all tested pairs
   Thresholds thresholds;
   TimeKind time = TimeKind::kReal;
   bool gate_counters = false;    // counter regressions fail the gate too
@@ -52,6 +54,8 @@ struct Summary {
   std::map<Verdict, size_t> verdicts;   // time verdicts
   size_t counter_regressions = 0;
   size_t counter_improvements = 0;
+  size_t tested_pairs = 0;  // pairs whose time U test ran: the family of the correction
+  double p_cutoff = 0;      // a time p-value had to be below this to count (alpha without correction)
 };
 
 struct Report {
@@ -71,7 +75,8 @@ struct Report {
 
 PairResult compare_pair(const BenchmarkPair& pair, const Settings& settings);
 
-// Compares every pair and fills the summary.
+// Compares every pair, applies the multiple-testing correction (over the time
+// tests of all pairs, and separately over all counter tests) and fills the summary.
 Report build_report(const Pairing& pairing, const Settings& settings);
 
 // 0: no regression, 1: regressions or broken benchmarks (or gated counters /

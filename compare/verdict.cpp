@@ -9,16 +9,24 @@
 namespace gptbench::compare {
 namespace {
 
-std::string percent(double fraction) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", fraction * 100);
-  return buf;
-}
-
 std::string number(double value, const char* format) {
   char buf[32];
   std::snprintf(buf, sizeof buf, format, value);
   return buf;
+}
+
+std::string percent(double fraction) { return number(fraction * 100, "%.1f%%"); }
+
+std::string signed_percent(double fraction) { return number(fraction * 100, "%+.1f%%"); }
+
+// What makes a metric too noisy for its threshold, e.g. "CV 22.0% (new)".
+std::string noise_text(const MetricComparison& metric) {
+  std::string out;
+  const auto add = [&](const std::string& part) { out += (out.empty() ? "" : ", ") + part; };
+  if (metric.base.cv > metric.threshold) add("CV " + percent(metric.base.cv) + " (base)");
+  if (metric.contender.cv > metric.threshold) add("CV " + percent(metric.contender.cv) + " (new)");
+  if (metric.uncertainty > metric.threshold) add("change known to +/-" + percent(metric.uncertainty));
+  return out;
 }
 
 }  // namespace
@@ -64,6 +72,11 @@ SideStats describe(std::vector<double> samples) {
   }
   stats.samples = std::move(samples);
   return stats;
+}
+
+bool too_noisy(const MetricComparison& metric) {
+  return metric.uncertainty > metric.threshold || metric.base.cv > metric.threshold ||
+         metric.contender.cv > metric.threshold;
 }
 
 size_t repetitions_needed(double alpha) {
@@ -122,7 +135,14 @@ MetricComparison compare_metric(SideStats base, SideStats contender, Direction d
   const bool large = std::fabs(out.change) > threshold;
   const bool worse = direction == Direction::kLowerIsBetter ? out.change > 0 : out.change < 0;
   const std::string p_text = "p=" + number(out.u_test.p_value, "%.4f");
-  if (significant && large) {
+  if (too_noisy(out)) {
+    // Checked first: a significant change on samples this spread out is not
+    // one to gate on (nor to call "same").
+    out.verdict = Verdict::kUnreliable;
+    out.reason = "too noisy: " + noise_text(out) + ", wider than the threshold " + percent(threshold) + " (change " +
+                 signed_percent(out.change) + ", " + p_text +
+                 "); add repetitions, quiet the machine or raise the threshold";
+  } else if (significant && large) {
     out.verdict = worse ? Verdict::kRegression : Verdict::kImprovement;
     out.reason = p_text + " < " + number(alpha, "%g") + " and |change| " + percent(std::fabs(out.change)) + " > " +
                  percent(threshold);
@@ -130,15 +150,32 @@ MetricComparison compare_metric(SideStats base, SideStats contender, Direction d
     out.verdict = Verdict::kUnreliable;
     out.reason = "|change| " + percent(std::fabs(out.change)) + " > " + percent(threshold) + " but not significant (" +
                  p_text + "); add repetitions";
-  } else if (out.uncertainty > threshold) {
-    out.verdict = Verdict::kUnreliable;
-    out.reason = "too noisy: change known to +/-" + percent(out.uncertainty) + ", wider than the threshold " +
-                 percent(threshold) + " (" + p_text + ", CV " + percent(out.cv) + ")";
   } else {
     out.verdict = Verdict::kSame;
     out.reason = "|change| " + percent(std::fabs(out.change)) + " <= " + percent(threshold) + ", " + p_text;
   }
   return out;
+}
+
+void apply_holm(MetricComparison& metric, double cutoff, size_t tests, const std::string& what) {
+  if (metric.verdict != Verdict::kRegression && metric.verdict != Verdict::kImprovement) return;
+  const std::string family = "Holm correction over " + std::to_string(tests) + " " + what + " (needed < " +
+                             number(cutoff, "%.3g") + ")";
+  if (metric.u_test.p_value < cutoff) {
+    metric.reason += ", significant after " + family;
+    return;
+  }
+  metric.verdict = Verdict::kUnreliable;
+  metric.reason = "|change| " + percent(std::fabs(metric.change)) + " > " + percent(metric.threshold) + " but p = " +
+                  number(metric.u_test.p_value, "%.2g") + " not significant after " + family;
+  const size_t n1 = metric.base.samples.size();
+  const size_t n2 = metric.contender.samples.size();
+  const double smallest = smallest_p_value(static_cast<int64_t>(n1), static_cast<int64_t>(n2));
+  if (smallest >= cutoff) {
+    metric.reason += "; " + std::to_string(n1) + " and " + std::to_string(n2) + " repetitions cannot get below " +
+                     number(smallest, "%.2g") + ", use at least " + std::to_string(repetitions_needed(cutoff)) +
+                     " per side";
+  }
 }
 
 }  // namespace gptbench::compare

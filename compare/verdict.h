@@ -54,10 +54,11 @@ struct MetricComparison {
   double ratio = 0;      // contender median / base median
   double change = 0;     // ratio - 1
   double threshold = 0;  // minimum |change| that counts
-  double cv = 0;         // max(cv base, cv contender), informational
+  double cv = 0;         // max(cv base, cv contender)
   // Half-width of an approximate 95% interval of `change`:
   // 1.96 * sqrt(median_error_base^2 + median_error_contender^2).
-  // A change is "same" only when this is within the threshold.
+  // Any verdict but "unreliable" needs this, and the CV of both sides, within
+  // the threshold (see too_noisy).
   double uncertainty = 0;
   bool tested = false;   // the U test ran
   UTestResult u_test;
@@ -68,6 +69,16 @@ struct MetricComparison {
 // Decides from per-side stats (samples, when present, feed the U test).
 MetricComparison compare_metric(SideStats base, SideStats contender, Direction direction, double alpha,
                                 double threshold);
+
+// Noise wider than the threshold: the change's uncertainty, or the CV of
+// either side. Such a metric is "unreliable", whatever its p-value.
+bool too_noisy(const MetricComparison& metric);
+
+// Holm's step-down over `tests` tests of `what` ("pairs") left `cutoff` as the
+// level a p-value must stay below: a regression or improvement that is not
+// below it becomes "unreliable", one that is says so in its reason. Other
+// verdicts are kept.
+void apply_holm(MetricComparison& metric, double cutoff, size_t tests, const std::string& what);
 
 // Fewest equal repetitions per side for which the U test can reach p < alpha.
 size_t repetitions_needed(double alpha);

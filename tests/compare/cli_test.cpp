@@ -10,6 +10,7 @@ namespace gptbench::compare {
 namespace {
 
 using test_util::data_path;
+using test_util::kFixtureThresholdText;
 using test_util::run;
 
 bool one_line_error(const std::string& err) {
@@ -20,14 +21,15 @@ TEST(Cli, AAExitsZeroPlantedSlowdownExitsOne) {
   const auto aa = run({"benchmarks", data_path("gb171_aa_base.json"), data_path("gb171_aa_new.json")});
   EXPECT_EQ(aa.code, 0) << aa.out << aa.err;
   EXPECT_NE(aa.out.find("PASS: 0 regression(s)"), std::string::npos);
-  const auto slow = run({"benchmarks", data_path("gb171_aa_base.json"), data_path("gb171_slow_new.json")});
+  const auto slow = run({"benchmarks", data_path("gb171_aa_base.json"), data_path("gb171_slow_new.json"),
+                         "--threshold", kFixtureThresholdText});
   EXPECT_EQ(slow.code, 1);
   EXPECT_NE(slow.out.find("FAIL: 1 regression(s)"), std::string::npos);
 }
 
 TEST(Cli, FilterRestrictsTheComparison) {
   const auto result = run({"benchmarks", data_path("gb171_aa_base.json"), data_path("gb171_slow_new.json"),
-                           "--filter", "^gemm/"});
+                           "--threshold", kFixtureThresholdText, "--filter", "^gemm/"});
   EXPECT_EQ(result.code, 0);
   EXPECT_EQ(result.out.find("softmax/"), std::string::npos);
   const auto none = run({"benchmarks", data_path("gb171_aa_base.json"), data_path("gb171_slow_new.json"),
@@ -38,17 +40,54 @@ TEST(Cli, FilterRestrictsTheComparison) {
 
 TEST(Cli, ThresholdAndConfigOptions) {
   const std::vector<std::string> files = {data_path("gb171_aa_base.json"), data_path("gb171_slow_new.json")};
+  EXPECT_EQ(run({"benchmarks", files[0], files[1], "--threshold", kFixtureThresholdText}).code, 1);
   EXPECT_EQ(run({"benchmarks", files[0], files[1], "--threshold", "50%"}).code, 0);
   EXPECT_EQ(run({"--threshold=0.5", "benchmarks", files[0], files[1]}).code, 0);  // options before the mode
   test_util::TempDir dir;
   test_util::write_file(dir.file("t.ini"), "softmax/fused/ = 40%\n");
-  EXPECT_EQ(run({"benchmarks", files[0], files[1], "--config", dir.file("t.ini")}).code, 0);
+  EXPECT_EQ(run({"benchmarks", files[0], files[1], "--threshold", kFixtureThresholdText, "--config", dir.file("t.ini")})
+                .code,
+            0);
   test_util::write_file(dir.file("bad.ini"), "softmax/fused/ 40%\n");
   const auto bad = run({"benchmarks", files[0], files[1], "--config", dir.file("bad.ini")});
   EXPECT_EQ(bad.code, 2);
   EXPECT_TRUE(one_line_error(bad.err)) << bad.err;
   EXPECT_EQ(run({"benchmarks", files[0], files[1], "--alpha", "1.5"}).code, 2);
   EXPECT_EQ(run({"benchmarks", files[0], files[1], "--filter", "(unclosed"}).code, 2);
+}
+
+TEST(Cli, CorrectionOption) {
+  test_util::TempDir dir;
+  const test_util::ManyPairs runs = test_util::many_pairs();
+  test_util::write_file(dir.file("base.json"), test_util::run_json(runs.base));
+  test_util::write_file(dir.file("new.json"), test_util::run_json(runs.contender));
+  const std::vector<std::string> files = {dir.file("base.json"), dir.file("new.json")};
+  const auto verdicts = [&](const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {"benchmarks", files[0], files[1], "--format", "json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto result = run(args);
+    EXPECT_EQ(result.code, 1) << result.err;
+    return nlohmann::json::parse(result.out);
+  };
+  // Default: Holm over the 40 pairs keeps only the clean regression.
+  const nlohmann::json holm = verdicts({});
+  EXPECT_EQ(holm["settings"]["correction"], "holm");
+  EXPECT_EQ(holm["summary"]["verdicts"]["regression"], 1);
+  EXPECT_EQ(holm["summary"]["verdicts"]["improvement"], 0);
+  EXPECT_EQ(holm["summary"]["tested_pairs"], 40);
+  EXPECT_EQ(verdicts({"--correction", "holm"}), holm);
+  // none: each pair at alpha on its own, as before the correction existed.
+  const nlohmann::json none = verdicts({"--correction=none"});
+  EXPECT_EQ(none["settings"]["correction"], "none");
+  EXPECT_EQ(none["summary"]["verdicts"]["regression"], 2);
+  EXPECT_EQ(none["summary"]["verdicts"]["improvement"], 1);
+  EXPECT_NE(run({"benchmarks", files[0], files[1], "--correction", "none"}).out.find("alpha 0.05, correction none,"),
+            std::string::npos);
+  for (const char* bad : {"bonferroni", "Holm", ""}) {
+    const auto result = run({"benchmarks", files[0], files[1], "--correction", bad});
+    EXPECT_EQ(result.code, 2) << bad;
+    EXPECT_TRUE(one_line_error(result.err)) << result.err;
+  }
 }
 
 TEST(Cli, FiltersModePairsImplementations) {
@@ -96,7 +135,8 @@ TEST(Cli, StrictContext) {
 }
 
 TEST(Cli, ColourOnlyOnATerminalAndNeverWithNoColor) {
-  const std::vector<std::string> args = {"benchmarks", data_path("gb171_aa_base.json"), data_path("gb171_slow_new.json")};
+  const std::vector<std::string> args = {"benchmarks", data_path("gb171_aa_base.json"), data_path("gb171_slow_new.json"),
+                                         "--threshold", kFixtureThresholdText};
   EXPECT_EQ(run(args, false).out.find("\033["), std::string::npos);
   EXPECT_NE(run(args, true).out.find("\033["), std::string::npos);
   std::vector<std::string> no_color = args;
@@ -106,11 +146,12 @@ TEST(Cli, ColourOnlyOnATerminalAndNeverWithNoColor) {
 
 TEST(Cli, MarkdownJsonAndHtmlOutputs) {
   const std::vector<std::string> files = {data_path("gb171_aa_base.json"), data_path("gb171_slow_new.json")};
+  const std::string threshold = std::string("--threshold=") + kFixtureThresholdText;
   EXPECT_EQ(run({"benchmarks", files[0], files[1], "--format=markdown"}).out.rfind("### gptbench-compare", 0), 0u);
-  const auto json = run({"benchmarks", files[0], files[1], "--format=json"});
+  const auto json = run({"benchmarks", files[0], files[1], threshold, "--format=json"});
   EXPECT_EQ(nlohmann::json::parse(json.out)["exit_code"], 1);
   test_util::TempDir dir;
-  const auto html = run({"benchmarks", files[0], files[1], "--html", dir.file("r.html")});
+  const auto html = run({"benchmarks", files[0], files[1], threshold, "--html", dir.file("r.html")});
   EXPECT_EQ(html.code, 1);
   EXPECT_NE(test_util::read_file(dir.file("r.html")).find("<svg"), std::string::npos);
   EXPECT_EQ(run({"benchmarks", files[0], files[1], "--html", "/no/such/dir/r.html"}).code, 2);

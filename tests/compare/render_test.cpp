@@ -17,7 +17,7 @@ constexpr const char* kPlanted = "softmax/fused/fp32/rows:64/cols:1024";
 Report planted_report() {
   const auto base = load_run_file(data_path("gb171_aa_base.json"));
   const auto contender = load_run_file(data_path("gb171_slow_new.json"));
-  Report report = build_report(pair_by_name(base, contender, NameFilter()), Settings());
+  Report report = build_report(pair_by_name(base, contender, NameFilter()), test_util::fixture_settings());
   report.mode = "benchmarks";
   report.base_source = "base.json";
   report.contender_source = "new.json";
@@ -37,6 +37,7 @@ const PairResult& planted(const Report& report) {
 TEST(RenderText, TableVerdictsSummaryAndNoColourByDefault) {
   const std::string text = render_text(planted_report(), TextOptions{false});
   EXPECT_EQ(text.find("\033["), std::string::npos);
+  EXPECT_NE(text.find("alpha 0.05, correction holm (7 pairs, p < "), std::string::npos) << text.substr(0, 200);
   EXPECT_NE(text.find("!! ENVIRONMENT DIFFERS: gpu_name: 'NVIDIA H200' vs 'NVIDIA H100'"), std::string::npos);
   // The planted row carries its verdict on the same line.
   const size_t row = text.find(std::string(kPlanted) + " ");
@@ -60,6 +61,7 @@ TEST(RenderText, ColourOnlyWhenAsked) {
 TEST(RenderMarkdown, PullRequestReady) {
   const std::string markdown = render_markdown(planted_report());
   EXPECT_EQ(markdown.rfind("### gptbench-compare: :x: FAIL: 1 regression(s)", 0), 0u) << markdown.substr(0, 80);
+  EXPECT_NE(markdown.find("alpha 0.05, correction holm (7 pairs"), std::string::npos);
   EXPECT_NE(markdown.find("> :warning: **Environment differs between the runs**"), std::string::npos);
   EXPECT_NE(markdown.find("| `softmax` |"), std::string::npos);  // family geomean table
   EXPECT_NE(markdown.find("#### Changes"), std::string::npos);
@@ -79,6 +81,10 @@ TEST(RenderJson, EveryNumberIsThere) {
   EXPECT_EQ(json["exit_code"], 1);
   EXPECT_EQ(json["environment_differs"], true);
   EXPECT_EQ(json["summary"]["verdicts"]["regression"], 1);
+  EXPECT_EQ(json["settings"]["correction"], "holm");
+  EXPECT_DOUBLE_EQ(json["settings"]["alpha"].get<double>(), 0.05);
+  EXPECT_EQ(json["summary"]["tested_pairs"], 7);
+  EXPECT_DOUBLE_EQ(json["summary"]["p_cutoff"].get<double>(), report.summary.p_cutoff);
   EXPECT_DOUBLE_EQ(json["summary"]["geomean"].get<double>(), report.summary.geomean);
   EXPECT_EQ(json["removed"], nlohmann::json::array({"gemm/old/fp32"}));
   const PairResult& expected = planted(report);
@@ -118,6 +124,7 @@ TEST(RenderHtml, SelfContainedWithInlineSvgCharts) {
   EXPECT_NE(html.find(std::string("<title>") + kPlanted), std::string::npos);  // one chart row per benchmark
   EXPECT_NE(html.find("gemm/new|pipe/fp32"), std::string::npos);
   EXPECT_NE(html.find("class='gate fail'"), std::string::npos);
+  EXPECT_NE(html.find("alpha 0.05, correction holm (7 pairs, p &lt; "), std::string::npos);
 }
 
 TEST(RenderHtml, EscapesNames) {

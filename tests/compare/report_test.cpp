@@ -12,6 +12,7 @@ namespace gptbench::compare {
 namespace {
 
 using test_util::data_path;
+using test_util::fixture_settings;
 
 Report compare_files(const std::string& base, const std::string& contender, const Settings& settings = Settings()) {
   const auto a = load_run_file(data_path(base));
@@ -47,12 +48,16 @@ TEST(Report, AAComparisonReportsNoRegression) {
 }
 
 TEST(Report, PlantedSlowdownIsTheOnlyRegression) {
-  const Report report = compare_files("gb171_aa_base.json", "gb171_slow_new.json");
+  const Report report = compare_files("gb171_aa_base.json", "gb171_slow_new.json", fixture_settings());
   EXPECT_EQ(count(report, Verdict::kRegression), 1u);
   const PairResult& planted = result_named(report, kPlanted);
   EXPECT_EQ(planted.verdict, Verdict::kRegression);
   EXPECT_NEAR(planted.time.change, 0.30, 0.06);  // 1.30x the work
   EXPECT_LT(planted.time.u_test.p_value, 0.001);
+  // A large clean regression survives the correction over the 7 tested pairs.
+  EXPECT_EQ(report.summary.tested_pairs, 7u);
+  EXPECT_NE(planted.time.reason.find("significant after Holm correction over 7 pairs"), std::string::npos)
+      << planted.time.reason;
   EXPECT_EQ(exit_code(report), 1);
   EXPECT_EQ(gate_message(report).rfind("FAIL: 1 regression(s)", 0), 0u) << gate_message(report);
   // Its bandwidth counter regressed too (higher is better), and is reported.
@@ -61,6 +66,62 @@ TEST(Report, PlantedSlowdownIsTheOnlyRegression) {
     if (counter.name == "bytes/s") bandwidth_regressed = counter.comparison.verdict == Verdict::kRegression;
   }
   EXPECT_TRUE(bandwidth_regressed);
+}
+
+TEST(Report, PlantedSlowdownOnNoisyBaseIsUnreliableAtFivePercent) {
+  // The fixture's base side of the planted benchmark has CV 5.7%: wider than
+  // a 5% threshold, so even +29% (p = 0.0002) is not called a regression.
+  const Report report = compare_files("gb171_aa_base.json", "gb171_slow_new.json");
+  const PairResult& planted = result_named(report, kPlanted);
+  EXPECT_LT(planted.time.u_test.p_value, 0.001);
+  EXPECT_GT(planted.time.base.cv, 0.05);
+  EXPECT_EQ(planted.verdict, Verdict::kUnreliable);
+  EXPECT_EQ(planted.time.reason.rfind("too noisy: CV 5.7% (base), wider than the threshold 5.0%", 0), 0u)
+      << planted.time.reason;
+  EXPECT_EQ(count(report, Verdict::kRegression), 0u);
+  EXPECT_EQ(exit_code(report), 0);
+}
+
+Report many_pairs_report(Correction correction) {
+  const test_util::ManyPairs runs = test_util::many_pairs();
+  Settings settings;
+  settings.correction = correction;
+  return build_report(pair_by_name(parse_run(test_util::run_json(runs.base), "base"),
+                                   parse_run(test_util::run_json(runs.contender), "new"), NameFilter()),
+                      settings);
+}
+
+TEST(Report, HolmDemotesOnlyPerPairSignificantChanges) {
+  const Report holm = many_pairs_report(Correction::kHolm);
+  const Report none = many_pairs_report(Correction::kNone);
+  ASSERT_EQ(holm.results.size(), 40u);
+  EXPECT_EQ(holm.summary.tested_pairs, 40u);
+  EXPECT_DOUBLE_EQ(holm.summary.p_cutoff, 0.05 / 39);  // rank 2 fails
+  EXPECT_DOUBLE_EQ(none.summary.p_cutoff, 0.05);
+  // Per pair: two regressions and one improvement; after Holm only the clean one.
+  EXPECT_EQ(count(none, Verdict::kRegression), 2u);
+  EXPECT_EQ(count(none, Verdict::kImprovement), 1u);
+  EXPECT_EQ(count(holm, Verdict::kRegression), 1u);
+  EXPECT_EQ(count(holm, Verdict::kImprovement), 0u);
+  EXPECT_EQ(result_named(holm, "many/clean_regression").verdict, Verdict::kRegression);
+  for (const char* name : {"many/moderate_regression", "many/moderate_improvement"}) {
+    const PairResult& demoted = result_named(holm, name);
+    EXPECT_EQ(demoted.verdict, Verdict::kUnreliable) << name;
+    EXPECT_EQ(demoted.time.reason,
+              "|change| 6.0% > 5.0% but p = 0.0062 not significant after Holm correction over 40 pairs "
+              "(needed < 0.00128)");
+  }
+  // Nothing else moves: every other verdict, reason and p-value is the per-pair one.
+  for (size_t i = 0; i < holm.results.size(); ++i) {
+    const PairResult& a = holm.results[i];
+    const PairResult& b = none.results[i];
+    EXPECT_DOUBLE_EQ(a.time.u_test.p_value, b.time.u_test.p_value);
+    if (a.name.rfind("many/moderate_", 0) == 0 || a.name == "many/clean_regression") continue;
+    EXPECT_EQ(a.verdict, b.verdict) << a.name;
+    EXPECT_EQ(a.time.reason, b.time.reason) << a.name;
+  }
+  EXPECT_EQ(exit_code(holm), 1);
+  EXPECT_EQ(gate_message(holm), "FAIL: 1 regression(s), 0 broken, 0 improvement(s), 2 unreliable");
 }
 
 TEST(Report, ErroredInNewIsBrokenAndFailsTheGate) {
@@ -129,7 +190,7 @@ TEST(Report, GeomeanOverallAndPerFamily) {
 }
 
 TEST(Report, ConfigThresholdCanSilenceAFamily) {
-  Settings settings;
+  Settings settings = fixture_settings();
   settings.thresholds.set_prefix("softmax/", 0.50);
   const Report report = compare_files("gb171_aa_base.json", "gb171_slow_new.json", settings);
   EXPECT_EQ(count(report, Verdict::kRegression), 0u);

@@ -1,6 +1,6 @@
 // Speed: two generated files of 10,000 benchmarks x 10 repetitions (plus the
 // four aggregate rows Google Benchmark adds) are loaded and compared. Prints
-// the time; asserts correctness only (the issue asks for under one second).
+// the time; asserts correctness only (the target is under one second).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -70,14 +70,28 @@ TEST(Speed, TenThousandBenchmarksTimesTenRepetitions) {
   RecordProperty("seconds", std::to_string(seconds));
 
   ASSERT_EQ(report.results.size(), static_cast<size_t>(kBenchmarks));
+  // Each pair on its own finds exactly the planted slowdowns.
+  Settings per_pair;
+  per_pair.correction = Correction::kNone;
+  const Report uncorrected = build_report(pair_by_name(base, contender, NameFilter()), per_pair);
   size_t regressions = 0;
-  for (const PairResult& result : report.results) {
+  for (const PairResult& result : uncorrected.results) {
     if (result.verdict != Verdict::kRegression) continue;
     ++regressions;
     const int index = std::stoi(result.name.substr(result.name.find("/M:") + 3));
     EXPECT_EQ(index % 1000, kSlowed) << result.name;
   }
   EXPECT_EQ(regressions, static_cast<size_t>(kBenchmarks / 1000));
+  // Holm over 10,000 pairs needs p < 0.05/10000, out of reach of 10 vs 10
+  // repetitions (at best p = 0.00018): the planted ones are unreliable, and say so.
+  EXPECT_EQ(report.summary.verdicts.count(Verdict::kRegression), 0u);
+  for (size_t i = 0; i < report.results.size(); ++i) {
+    if (uncorrected.results[i].verdict != Verdict::kRegression) continue;
+    const PairResult& result = report.results[i];
+    EXPECT_EQ(result.verdict, Verdict::kUnreliable) << result.name;
+    EXPECT_NE(result.time.reason.find("10 and 10 repetitions cannot get below"), std::string::npos)
+        << result.time.reason;
+  }
   EXPECT_EQ(report.summary.families.size(), 7u);
 }
 

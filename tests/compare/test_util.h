@@ -1,5 +1,6 @@
-// Helpers shared by the compare tests: fixture paths, running the CLI in
-// process, and a temporary directory.
+// Shared by the compare tests: fixture paths, running the CLI in
+// process, settings for the noisy fixtures, synthetic runs, and a temporary
+// directory.
 #pragma once
 
 #include <cstdlib>
@@ -7,9 +8,11 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli.h"
+#include "report.h"
 
 namespace gptbench::compare::test_util {
 
@@ -44,6 +47,64 @@ inline CliResult run(const std::vector<std::string>& args, bool color_terminal =
   result.out = out.str();
   result.err = err.str();
   return result;
+}
+
+// The gb171_* fixtures were recorded on a shared 2-core VM (CV 2-19%): at the
+// default 5% threshold every benchmark in them is too noisy to call, the
+// planted 30% slowdown included (its base side has CV 5.7%). 10% suits them.
+constexpr double kFixtureThreshold = 0.10;
+constexpr const char* kFixtureThresholdText = "10%";
+
+inline Settings fixture_settings() {
+  Settings settings;
+  settings.thresholds.set_default(kFixtureThreshold);
+  return settings;
+}
+
+using NamedSamples = std::vector<std::pair<std::string, std::vector<double>>>;
+
+// Google Benchmark JSON with one iteration row (real time in ns) per sample.
+inline std::string run_json(const NamedSamples& benchmarks) {
+  std::string out = R"({"benchmarks": [)";
+  bool first = true;
+  for (const auto& [name, samples] : benchmarks) {
+    for (size_t i = 0; i < samples.size(); ++i) {
+      out += std::string(first ? "" : ",") + R"({"name": ")" + name + R"(", "repetition_index": )" +
+             std::to_string(i) + R"(, "real_time": )" + std::to_string(samples[i]) + R"(, "cpu_time": )" +
+             std::to_string(samples[i]) + R"(, "time_unit": "ns"})";
+      first = false;
+    }
+  }
+  return out + "]}";
+}
+
+// Forty quiet pairs (CV <= 3.6%, 9 repetitions, 5% threshold): 37 unchanged,
+// "many/clean_regression" +30% (p = 0.0004), and "many/moderate_regression"
+// +6% / "many/moderate_improvement" -6% (p = 0.0062 each: significant at 0.05
+// on their own, not after Holm's correction over 40 pairs, which needs
+// p < 0.05/39 = 0.00128 at their rank).
+struct ManyPairs {
+  NamedSamples base;
+  NamedSamples contender;
+};
+
+inline ManyPairs many_pairs() {
+  const std::vector<double> quiet = {96, 97, 98, 99, 100, 101, 102, 103, 104};
+  ManyPairs out;
+  for (int i = 0; i < 37; ++i) {
+    out.base.emplace_back("many/same/" + std::to_string(i), quiet);
+    out.contender.emplace_back("many/same/" + std::to_string(i), quiet);
+  }
+  const std::pair<const char*, std::vector<double>> changed[] = {
+      {"many/clean_regression", {126, 127, 128, 129, 130, 131, 132, 133, 134}},
+      {"many/moderate_regression", {100.5, 101.5, 102.5, 104.5, 106, 107, 108, 109, 110}},
+      {"many/moderate_improvement", {90, 91, 92, 93, 94, 95.5, 97.5, 98.5, 99.5}},
+  };
+  for (const auto& [name, samples] : changed) {
+    out.base.emplace_back(name, quiet);
+    out.contender.emplace_back(name, samples);
+  }
+  return out;
 }
 
 class TempDir {

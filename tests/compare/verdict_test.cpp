@@ -79,6 +79,56 @@ TEST(Verdict, NoiseWiderThanThresholdIsUnreliable) {
   EXPECT_NE(result.reason.find("too noisy"), std::string::npos);
 }
 
+const std::vector<double> kQuiet = {96, 97, 98, 99, 100, 101, 102, 103, 104};  // CV 2.7%
+
+TEST(Verdict, NoisyAAChangeIsUnreliableNotRegression) {
+  // As seen in an A/A run: CV 22% on one side, change +8.2%, p = 0.042, 5% threshold.
+  const MetricComparison result = decide(kQuiet, {66, 99.5, 101.5, 106, 108.2, 112, 128, 142, 150});
+  EXPECT_NEAR(result.contender.cv, 0.223, 0.001);
+  EXPECT_NEAR(result.change, 0.082, 1e-9);
+  EXPECT_NEAR(result.u_test.p_value, 0.042, 0.001);
+  EXPECT_LT(result.u_test.p_value, kAlpha);  // significant and above the threshold on their own
+  EXPECT_GT(result.change, kThreshold);
+  EXPECT_EQ(result.verdict, Verdict::kUnreliable);
+  EXPECT_EQ(result.reason.rfind("too noisy: CV 22.3% (new), change known to +/-", 0), 0u) << result.reason;
+  EXPECT_NE(result.reason.find("change +8.2%, p=0.0423"), std::string::npos) << result.reason;
+}
+
+TEST(Verdict, CvOfEitherSideWiderThanThresholdIsUnreliable) {
+  // One outlier: CV 29%, yet the medians are tight (uncertainty < threshold) and p = 0.0004.
+  const std::vector<double> outlier = {110, 110.5, 111, 111.5, 112, 112.5, 113, 113.5, 220};
+  const MetricComparison slower = decide(kQuiet, outlier);
+  EXPECT_LT(slower.uncertainty, kThreshold);
+  EXPECT_LT(slower.u_test.p_value, 0.001);
+  EXPECT_EQ(slower.verdict, Verdict::kUnreliable);
+  EXPECT_NE(slower.reason.find("CV 29.2% (new), wider than the threshold 5.0%"), std::string::npos) << slower.reason;
+  const MetricComparison faster = decide(outlier, kQuiet);
+  EXPECT_EQ(faster.verdict, Verdict::kUnreliable);
+  EXPECT_NE(faster.reason.find("CV 29.2% (base)"), std::string::npos) << faster.reason;
+  // No change at all is not "same" either: a threshold-sized one could hide in that noise.
+  EXPECT_EQ(decide(outlier, outlier).verdict, Verdict::kUnreliable);
+  // Only a threshold wider than the noise lets it be judged: +12% within 30% is "same".
+  EXPECT_EQ(decide(kQuiet, outlier, Direction::kLowerIsBetter, 0.30).verdict, Verdict::kSame);
+}
+
+TEST(Verdict, HolmDemotesWhatItDoesNotKeep) {
+  MetricComparison result = decide({100, 101, 102, 103}, {110, 111, 112, 113});  // 4 vs 4: p = 0.029
+  ASSERT_EQ(result.verdict, Verdict::kRegression);
+  MetricComparison kept = result;
+  apply_holm(kept, 0.03, 2, "pairs");
+  EXPECT_EQ(kept.verdict, Verdict::kRegression);
+  EXPECT_NE(kept.reason.find("significant after Holm correction over 2 pairs (needed < 0.03)"), std::string::npos)
+      << kept.reason;
+  apply_holm(result, 0.00125, 40, "pairs");
+  EXPECT_EQ(result.verdict, Verdict::kUnreliable);
+  EXPECT_EQ(result.reason,
+            "|change| 9.9% > 5.0% but p = 0.029 not significant after Holm correction over 40 pairs "
+            "(needed < 0.00125); 4 and 4 repetitions cannot get below 0.029, use at least 7 per side");
+  MetricComparison same = decide(kQuiet, kQuiet);
+  apply_holm(same, 1e-9, 40, "pairs");
+  EXPECT_EQ(same.verdict, Verdict::kSame);
+}
+
 TEST(Verdict, LargeButInsignificantChangeIsUnreliable) {
   const MetricComparison result = decide({100, 130, 90, 125, 95}, {125, 92, 135, 99, 120});
   EXPECT_GT(std::fabs(result.change), kThreshold);
