@@ -68,7 +68,10 @@ build() {
       "${launcher[@]}" ${GPTBENCH_CMAKE_ARGS:-} >&2
     echo "$prefix" > "$BUILD/.torch_prefix"
   fi
-  cmake --build "$BUILD" -j "$JOBS" >&2
+  # GPTBENCH_TARGETS="gptbench gptbench-compare ...": build only those (scripts/premerge.sh).
+  local targets=()
+  [ -z "${GPTBENCH_TARGETS:-}" ] || read -r -a targets <<<"--target $GPTBENCH_TARGETS"
+  cmake --build "$BUILD" -j "$JOBS" "${targets[@]}" >&2
 }
 
 cmd=${1:-}

@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -84,15 +86,36 @@ std::string resolve_program(const std::string& name) {
 
 }  // namespace
 
-Child::Child(const std::vector<std::string>& argv) {
+namespace {
+
+// What the child reports through its status pipe when it fails before running the program.
+struct StartFailure {
+  int step = 0;  // kStepExec or kStepAffinity
+  int error = 0;
+};
+constexpr int kStepExec = 0;
+constexpr int kStepAffinity = 1;
+
+}  // namespace
+
+Child::Child(const std::vector<std::string>& argv, const ChildOptions& options) {
   if (argv.empty()) throw std::runtime_error("empty command");
   const std::string program = resolve_program(argv[0]);
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  int out[2], err[2], status_pipe[2];
-  if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0 ||
-      ::pipe2(status_pipe, O_CLOEXEC) != 0)
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  for (int cpu : options.cpus) {
+    if (cpu < 0 || cpu >= CPU_SETSIZE)
+      throw std::runtime_error("CPU " + std::to_string(cpu) + " is out of range (0.." +
+                               std::to_string(CPU_SETSIZE - 1) + ")");
+    CPU_SET(cpu, &cpus);
+  }
+  const bool pin = !options.cpus.empty();
+  int in[2] = {-1, -1}, out[2], err[2], status_pipe[2];
+  if ((options.stdin_pipe && ::pipe2(in, O_CLOEXEC) != 0) || ::pipe2(out, O_CLOEXEC) != 0 ||
+      ::pipe2(err, O_CLOEXEC) != 0 || ::pipe2(status_pipe, O_CLOEXEC) != 0)
     throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   const pid_t parent = ::getpid();
   pid_ = ::fork();
@@ -109,31 +132,46 @@ Child::Child(const std::vector<std::string>& argv) {
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    const int devnull = ::open("/dev/null", O_RDONLY);
-    if (devnull >= 0) ::dup2(devnull, 0);
+    StartFailure failure;
+    if (pin && ::sched_setaffinity(0, sizeof cpus, &cpus) != 0) {
+      failure = {kStepAffinity, errno};
+      (void)!::write(status_pipe[1], &failure, sizeof failure);
+      ::_exit(127);
+    }
+    if (options.stdin_pipe) {
+      ::dup2(in[0], 0);
+    } else {
+      const int devnull = ::open("/dev/null", O_RDONLY);
+      if (devnull >= 0) ::dup2(devnull, 0);
+    }
     ::dup2(out[1], 1);
     ::dup2(err[1], 2);
     ::execve(program.c_str(), args.data(), environ);
-    const int e = errno;
-    (void)!::write(status_pipe[1], &e, sizeof e);
+    failure = {kStepExec, errno};
+    (void)!::write(status_pipe[1], &failure, sizeof failure);
     ::_exit(127);
   }
   ::setpgid(pid_, pid_);  // also from the parent, so kill_group works before the child runs
+  if (options.stdin_pipe) ::close(in[0]);
   ::close(out[1]);
   ::close(err[1]);
   ::close(status_pipe[1]);
-  int exec_errno = 0;
+  StartFailure failure;
   ssize_t got;
-  while ((got = ::read(status_pipe[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR) {
+  while ((got = ::read(status_pipe[0], &failure, sizeof failure)) < 0 && errno == EINTR) {
   }
   ::close(status_pipe[0]);
+  in_fd_ = in[1];
   out_fd_ = out[0];
   err_fd_ = err[0];
-  if (got == static_cast<ssize_t>(sizeof exec_errno)) {  // exec failed
+  if (got == static_cast<ssize_t>(sizeof failure)) {  // the program did not start
     wait();
+    close_fd(in_fd_);
     close_fd(out_fd_);
     close_fd(err_fd_);
-    throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(exec_errno));
+    if (failure.step == kStepAffinity)
+      throw std::runtime_error("cannot pin " + argv[0] + " to the CPUs given: " + std::strerror(failure.error));
+    throw std::runtime_error("cannot start " + argv[0] + ": " + std::strerror(failure.error));
   }
 }
 
@@ -142,9 +180,48 @@ Child::~Child() {
     kill_group(SIGKILL);
     wait();
   }
+  close_fd(in_fd_);
   close_fd(out_fd_);
   close_fd(err_fd_);
 }
+
+bool Child::write_stdin(std::string_view text) {
+  if (in_fd_ < 0) return false;
+  // A write to a pipe nobody reads raises SIGPIPE, which would end the runner: it is blocked
+  // for the write, and one raised by it is taken off the pending set before unblocking.
+  sigset_t pipe_set, old_mask, pending;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  if (::sigpending(&pending) != 0) throw std::runtime_error(std::string("sigpending: ") + std::strerror(errno));
+  const bool was_pending = sigismember(&pending, SIGPIPE) == 1;
+  if (const int e = ::pthread_sigmask(SIG_BLOCK, &pipe_set, &old_mask); e != 0)
+    throw std::runtime_error(std::string("pthread_sigmask: ") + std::strerror(e));
+  bool ok = true;
+  int write_errno = 0;
+  while (!text.empty()) {
+    const ssize_t put = ::write(in_fd_, text.data(), text.size());
+    if (put < 0) {
+      if (errno == EINTR) continue;
+      ok = false;
+      write_errno = errno;
+      break;
+    }
+    text.remove_prefix(static_cast<size_t>(put));
+  }
+  if (!ok && write_errno == EPIPE && !was_pending) {
+    const timespec zero{0, 0};
+    while (::sigtimedwait(&pipe_set, nullptr, &zero) < 0 && errno == EINTR) {
+    }
+  }
+  if (const int e = ::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr); e != 0)
+    throw std::runtime_error(std::string("pthread_sigmask: ") + std::strerror(e));
+  if (!ok && write_errno != EPIPE)
+    throw std::runtime_error(std::string("writing to the child's stdin: ") + std::strerror(write_errno));
+  if (!ok) close_fd(in_fd_);
+  return ok;
+}
+
+void Child::close_stdin() { close_fd(in_fd_); }
 
 bool Child::pump(int timeout_ms, int wake_fd,
                  const std::function<void(const std::string&)>& on_stdout,

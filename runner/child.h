@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gptbench::runner {
@@ -26,11 +27,20 @@ std::string signal_name(int signal);
 // Decodes a waitpid() status word.
 ExitStatus exit_status_from_wait(int wait_status);
 
+// How a child is started (the defaults: what gptbench-run needs).
+struct ChildOptions {
+  // stdin from a pipe the parent writes with write_stdin() (a resident worker's requests);
+  // otherwise from /dev/null.
+  bool stdin_pipe = false;
+  // CPUs the child (and every thread it creates) may run on; empty: inherited.
+  std::vector<int> cpus;
+};
+
 class Child {
  public:
-  // Starts argv[0] (searched in PATH when it has no '/') with stdin from /dev/null.
+  // Starts argv[0] (searched in PATH when it has no '/').
   // Throws std::runtime_error when it cannot be started.
-  explicit Child(const std::vector<std::string>& argv);
+  explicit Child(const std::vector<std::string>& argv, const ChildOptions& options = {});
   ~Child();  // kills the group if still running
   Child(const Child&) = delete;
   Child& operator=(const Child&) = delete;
@@ -41,6 +51,12 @@ class Child {
   bool pump(int timeout_ms, int wake_fd, const std::function<void(const std::string&)>& on_stdout,
             const std::function<void(const std::string&)>& on_stderr);
 
+  // Writes all of `text` to the child's stdin (ChildOptions::stdin_pipe). Returns false when
+  // the child no longer reads it (closed or exited: EPIPE, without raising SIGPIPE here).
+  bool write_stdin(std::string_view text);
+  // Closes the child's stdin: end of input for it.
+  void close_stdin();
+
   // Sends a signal to the child's process group.
   void kill_group(int signal);
   // Reaps the child (blocking); idempotent.
@@ -49,7 +65,7 @@ class Child {
 
  private:
   pid_t pid_ = -1;
-  int out_fd_ = -1, err_fd_ = -1;
+  int in_fd_ = -1, out_fd_ = -1, err_fd_ = -1;
   bool reaped_ = false;
   ExitStatus status_;
 };

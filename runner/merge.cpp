@@ -28,20 +28,25 @@ void MergedRun::add_child_rows(std::vector<json> rows) {
 }
 
 void MergedRun::add_errored(const std::string& name, const std::string& message) {
-  rows_.push_back(json{{"name", name},
-                       {"family_index", next_family_index_++},
-                       {"per_family_instance_index", 0},
-                       {"run_name", name},
-                       {"run_type", "iteration"},
-                       {"repetitions", 1},
-                       {"repetition_index", 0},
-                       {"threads", 1},
-                       {"error_occurred", true},
-                       {"error_message", message},
-                       {"iterations", 0},
-                       {"real_time", 0.0},
-                       {"cpu_time", 0.0},
-                       {"time_unit", "ns"}});
+  rows_.push_back(errored_row(name, message, next_family_index_++));
+}
+
+json errored_row(const std::string& name, const std::string& message, int64_t family_index,
+                 int64_t per_family_instance_index) {
+  return json{{"name", name},
+              {"family_index", family_index},
+              {"per_family_instance_index", per_family_instance_index},
+              {"run_name", name},
+              {"run_type", "iteration"},
+              {"repetitions", 1},
+              {"repetition_index", 0},
+              {"threads", 1},
+              {"error_occurred", true},
+              {"error_message", message},
+              {"iterations", 0},
+              {"real_time", 0.0},
+              {"cpu_time", 0.0},
+              {"time_unit", "ns"}};
 }
 
 void MergedRun::set_context_entry(const std::string& key, const std::string& value) {

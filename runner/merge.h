@@ -43,6 +43,11 @@ class MergedRun {
   int64_t next_family_index_ = 0;
 };
 
+// The row Google Benchmark writes for a benchmark stopped by SkipWithError (error_occurred,
+// error_message, zero iterations and times), as one iteration row of one repetition.
+nlohmann::json errored_row(const std::string& name, const std::string& message, int64_t family_index,
+                           int64_t per_family_instance_index = 0);
+
 // Checks text with compare's loader; returns "" or its one-line message.
 std::string validate_gb_json(const std::string& text, const std::string& source);
 

@@ -22,6 +22,7 @@
 #include "merge.h"
 #include "names.h"
 #include "progress.h"
+#include "stderr_tail.h"
 
 namespace gptbench::runner {
 namespace {
@@ -103,36 +104,6 @@ class Console {
   Progress& progress_;
   bool forward_;
 };
-
-// Lines of Google Benchmark's context banner and warnings, which say nothing about a crash.
-bool is_gb_banner(const std::string& line) {
-  for (const char* prefix : {"***WARNING***", "Run on (", "CPU Caches:", "  L1 ", "  L2 ", "  L3 ",
-                             "  L4 ", "Load Average:", "Running "})
-    if (line.rfind(prefix, 0) == 0) return true;
-  // the date line: 2026-11-22T02:22:39+00:00
-  return line.size() >= 20 && line[4] == '-' && line[7] == '-' && line[10] == 'T' &&
-         line.find(' ') == std::string::npos;
-}
-
-// Last non-empty line of a child's stderr that is not the banner, shortened, for a reason;
-// a sanitizer's "SUMMARY:" line when there is one (it names the bug; the last line does not).
-std::string last_line(const std::string& tail) {
-  if (size_t at = tail.rfind("SUMMARY: "); at != std::string::npos) {
-    const std::string line = tail.substr(at, tail.find('\n', at) - at);
-    return line.size() > 300 ? line.substr(0, 300) + "..." : line;
-  }
-  size_t end = tail.size();
-  while (end > 0) {
-    size_t start = tail.rfind('\n', end - 1);
-    start = start == std::string::npos ? 0 : start + 1;
-    std::string line = tail.substr(start, end - start);
-    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
-    if (!line.empty() && !is_gb_banner(line)) return line.size() > 300 ? line.substr(0, 300) + "..." : line;
-    if (start == 0) break;
-    end = start - 1;
-  }
-  return "";
-}
 
 // --- one child run ----------------------------------------------------------------------------
 struct ChildOutcome {
@@ -377,7 +348,7 @@ int run_suite(const RunConfig& cfg, RunSummary* summary_out) {
       else
         reason = "crashed: the benchmark process ended with " + describe(outcome.status) +
                  " while running this benchmark";
-      if (const std::string line = last_line(outcome.stderr_tail); !line.empty())
+      if (const std::string line = last_stderr_line(outcome.stderr_tail); !line.empty())
         reason += "; its last stderr line: " + line;
       merged.add_errored(victim, reason);
       ++summary.errored;

@@ -44,12 +44,13 @@ san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-fram
 log "configuring build-asan (clang: $clangxx)"
 cmake -S "$root/runner/checks" -B "$root/build-asan" "${generator[@]}" -DCMAKE_BUILD_TYPE= \
   -DCMAKE_CXX_COMPILER="$clangxx" -DCMAKE_CXX_FLAGS="$san" "${torch_arg[@]}" >/dev/null
-targets=(runner_tests compare_tests gptbench-run gptbench-compare fake_gptbench)
+targets=(runner_tests premerge_tests compare_tests gptbench-run gptbench-premerge gptbench-compare fake_gptbench fake_worker)
 [ -n "$torch_root" ] && targets+=(flags_tests)
 log "building ${targets[*]}"
 cmake --build "$root/build-asan" -j "$jobs" --target "${targets[@]}"
 log "running the tests under ASan + UBSan"
 (cd "$root/build-asan" && ASAN_OPTIONS="$asan_strict" ./runner/runner_tests --gtest_brief=1)
+(cd "$root/build-asan" && ASAN_OPTIONS="$asan_strict" ./runner/premerge_tests --gtest_brief=1)
 (cd "$root/build-asan/runner/compare" && ASAN_OPTIONS="$asan_strict" ./compare_tests --gtest_brief=1)
 if [ -n "$torch_root" ]; then
   (cd "$root/build-asan" && ASAN_OPTIONS="$asan_torch" ./flags_tests --gtest_brief=1)

@@ -1,23 +1,43 @@
 #!/usr/bin/env bash
-# Pre-merge performance gate: runs a benchmark subset for two versions of the
-# suite INTERLEAVED (A, B, A, B, ... one repetition per invocation, so drift of
-# the machine hits both equally), merges each side's rounds into one run with
-# N repetitions, and gates with gptbench-compare's exit code:
+# Pre-merge performance gate: times a benchmark subset for two versions of the suite and gates
+# with gptbench-compare's exit code:
 #   0 no regression, 1 regression (or a benchmark broken in NEW), 2 error.
+# Two ways to time them, chosen automatically:
+#   resident workers   both binaries know --gptbench_worker and gptbench-premerge is found: one
+#                      worker per side stays up while gptbench-premerge alternates samples between
+#                      them (docs/premerge.md); default threshold 2%.
+#   process rounds     older binaries: the suite is run INTERLEAVED (A, B, A, B, ... one repetition
+#                      per invocation, so drift of the machine hits both equally) and each side's
+#                      rounds are merged into one run with N repetitions.
 #
 # usage:
 #   scripts/premerge.sh [options] BASE NEW        BASE/NEW: build dirs or git revisions
 #   scripts/premerge.sh [options] --base-bin PATH --new-bin PATH
 # options:
-#   --rounds N         interleaved rounds = repetitions per side (default 9)
-#   --filter REGEX     benchmarks to run (default: the pre-merge subset for the device)
+#   --filter REGEX     benchmarks to run, POSIX extended (default: the pre-merge subset for the device)
 #   --device D         cpu, cuda or auto (default auto: cuda when nvidia-smi sees a GPU)
-#   --min-time SEC     --benchmark_min_time per invocation (default 0.2 on cuda, 0.05 on cpu)
-#   --out DIR          where rounds, merged runs and reports go (default build-premerge/)
+#   --out DIR          where runs and reports go (default build-premerge/)
+#   --threshold T      minimum relative change that counts, e.g. 2% (default: 2% with workers unless
+#                      --config has a '*' rule; gptbench-compare's own default with process rounds)
+#   --alpha A          significance level (default 0.05)
+#   --config FILE      threshold rules 'PREFIX = 10%' (for gptbench-premerge and gptbench-compare)
+#   --base-arg ARG     extra flag for the BASE binary (repeatable), e.g. --base-arg=--gptbench_models=small
+#   --new-arg ARG      extra flag for the NEW binary (repeatable), e.g. a planted regression:
+#                      --new-arg=--gptbench_slowdown=^gemm/:3
+#   --max-seconds S    workers: sampling wall time per benchmark at most (gptbench-premerge's default)
+#   --seed N           workers: seed of the sampling order
+#   --premerge PATH    gptbench-premerge binary (default: next to NEW's gptbench, then PATH)
+#   --rounds N         process rounds only: interleaved rounds = repetitions per side (default 9)
+#   --min-time SEC     process rounds only: --benchmark_min_time per invocation (0.2 cuda, 0.05 cpu)
 #   --compare PATH     gptbench-compare binary (default: found in NEW's build, then PATH)
-#   -- ARGS...         passed to gptbench-compare (e.g. --threshold 3% --config perf.ini)
-# A git revision is checked out in a worktree under OUT/src-REV and built with
-# its own ./gptbench.sh build (into that worktree's build/).
+#   --cache DIR        where revisions are built (default $GPTBENCH_CACHE/premerge,
+#                      GPTBENCH_CACHE defaulting to ~/.cache/gptbench)
+#   -- ARGS...         passed to gptbench-compare (e.g. --strict-context --gate-counters)
+# A git revision (of the repository of the current directory, else of this script) is resolved
+# to its commit and built once: a worktree checkout DIR/<sha>/src built by its own
+# ./gptbench.sh build into DIR/<sha>/src/build; DIR/<sha>/.built marks a finished build, which
+# later checks reuse. HEAD means the commit, not uncommitted changes: to test those, pass a build
+# directory. Reports: OUT/report.md, OUT/report.json, OUT/report.html; the text report to stdout.
 set -euo pipefail
 
 # Default subsets: a few minutes on one GPU (29 benchmarks; the first one, 76 benchmarks with
@@ -25,31 +45,78 @@ set -euo pipefail
 # on a CPU-only machine.
 readonly kGpuFilter='^(gemm/(torch|cublaslt)/bf16/small\.[a-z_]+\.fwd/|softmax/(torch|fused)/bf16/fwd/attn\.small/|attention/(sdpa_flash|sdpa_cudnn|flash)/bf16/causal/fwd/B:8/H:12/L:1024/|optim/(adamw|adam8bit|adafactor|lion|torch_fused_adamw)/fp32/model:small)'
 readonly kCpuFilter='^(gemm/torch/fp32/tiny\.(qkv|mlp_up)\.|softmax/(naive|torch)/fp32/fwd/attn\.tiny/|optim/[^/]+/fp32/model:tiny)'
+# The worker path is meant to catch ~3% slowdowns of stable GPU benchmarks.
+readonly kWorkerThreshold='2%'
 
 die() { echo "premerge: error: $*" >&2; exit 2; }
+log() { echo "premerge: $*" >&2; }
 
-rounds=9 filter='' device=auto min_time='' out='' compare='' base_bin='' new_bin=''
-positional=() compare_args=()
+# The comment block at the top of this file.
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
+
+# Options that take a value, as '--opt VALUE' or '--opt=VALUE'.
+readonly kValueOptions=' --rounds --filter --device --min-time --out --compare --base-bin --new-bin
+  --threshold --alpha --config --base-arg --new-arg --max-seconds --seed --premerge --cache '
+rounds=9 rounds_given='' filter='' device=auto min_time='' out='' compare='' base_bin='' new_bin=''
+threshold='' alpha='' config='' max_seconds='' seed='' premerge='' cache=''
+positional=() compare_args=() base_args=() new_args=()
 while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --rounds) rounds="$2"; shift 2 ;;
-    --filter) filter="$2"; shift 2 ;;
-    --device) device="$2"; shift 2 ;;
-    --min-time) min_time="$2"; shift 2 ;;
-    --out) out="$2"; shift 2 ;;
-    --compare) compare="$2"; shift 2 ;;
-    --base-bin) base_bin="$2"; shift 2 ;;
-    --new-bin) new_bin="$2"; shift 2 ;;
-    --) shift; compare_args=("$@"); break ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
-    -*) die "unknown option $1" ;;
-    *) positional+=("$1"); shift ;;
+  opt="$1" value=''
+  shift
+  if [[ "$opt" == --*=* ]]; then
+    value="${opt#*=}" opt="${opt%%=*}"
+    [[ "$kValueOptions" == *" $opt"[[:space:]]* ]] || die "unknown option $opt (or it takes no value)"
+  elif [[ "$kValueOptions" == *" $opt"[[:space:]]* ]]; then
+    [[ $# -gt 0 ]] || die "$opt needs a value"
+    value="$1"
+    shift
+  fi
+  case "$opt" in
+    --rounds) rounds="$value" rounds_given=1 ;;
+    --filter) filter="$value" ;;
+    --device) device="$value" ;;
+    --min-time) min_time="$value" ;;
+    --out) out="$value" ;;
+    --compare) compare="$value" ;;
+    --base-bin) base_bin="$value" ;;
+    --new-bin) new_bin="$value" ;;
+    --threshold) threshold="$value" ;;
+    --alpha) alpha="$value" ;;
+    --config) config="$value" ;;
+    --base-arg) base_args+=("$value") ;;
+    --new-arg) new_args+=("$value") ;;
+    --max-seconds) max_seconds="$value" ;;
+    --seed) seed="$value" ;;
+    --premerge) premerge="$value" ;;
+    --cache) cache="$value" ;;
+    --) compare_args=("$@"); break ;;
+    -h|--help) usage; exit 0 ;;
+    -*) die "unknown option $opt" ;;
+    *) positional+=("$opt") ;;
   esac
 done
+
+# Everything the options say is checked before anything is built or run.
+if [[ -n "$filter" ]]; then
+  # Google Benchmark's dialect: POSIX extended, a leading '-' negates. grep exits 2 on a bad regex.
+  filter_status=0
+  grep -E -e "${filter#-}" </dev/null >/dev/null 2>&1 || filter_status=$?
+  [[ "$filter_status" -le 1 ]] || die "--filter '$filter' is not a valid POSIX extended regular expression"
+fi
 [[ "$rounds" =~ ^[0-9]+$ && "$rounds" -ge 2 ]] || die "--rounds must be an integer >= 2 (9 or more recommended)"
-root="$(git -C "$(dirname "$0")" rev-parse --show-toplevel 2>/dev/null || cd "$(dirname "$0")/.." && pwd)"
+[[ -z "$threshold" || "$threshold" =~ ^[0-9]*\.?[0-9]+%?$ ]] || die "--threshold must be like 2% or 0.02"
+[[ -z "$alpha" || "$alpha" =~ ^(0?\.[0-9]*[1-9][0-9]*)$ ]] || die "--alpha must be in (0, 1), e.g. 0.05"
+[[ -z "$config" || -f "$config" ]] || die "--config $config: no such file"
+[[ -z "$max_seconds" || "$max_seconds" =~ ^[0-9]*\.?[0-9]+$ ]] || die "--max-seconds must be a number of seconds"
+[[ -z "$seed" || "$seed" =~ ^[0-9]+$ ]] || die "--seed must be a non-negative integer"
+[[ "$device" == cpu || "$device" == cuda || "$device" == auto ]] || die "--device must be cpu, cuda or auto"
+
+root="$(git -C "$(dirname "$0")" rev-parse --show-toplevel 2>/dev/null || (cd "$(dirname "$0")/.." && pwd))"
+# Revisions name commits of the repository the check is started from (else this script's).
+repo="$(git rev-parse --show-toplevel 2>/dev/null || echo "$root")"
 out="${out:-$root/build-premerge}"
-mkdir -p "$out"
+cache="${cache:-${GPTBENCH_CACHE:-$HOME/.cache/gptbench}/premerge}"
+start_s=$SECONDS
 
 # The suite binary inside a build directory.
 find_binary() {
@@ -62,27 +129,85 @@ find_binary() {
   echo "$candidate"
 }
 
-# A build dir as is; a git revision checked out and built.
-resolve_side() {
-  local spec="$1" tree
-  if [[ -d "$spec" ]]; then
-    find_binary "$spec"
-  elif git -C "$root" rev-parse --verify --quiet "$spec^{commit}" >/dev/null; then
-    tree="$out/src-$(git -C "$root" rev-parse --short "$spec")"
-    if [[ ! -d "$tree" ]]; then
-      git -C "$root" worktree add --detach "$tree" "$spec" >&2 || die "cannot check out $spec"
-    fi
-    (cd "$tree" && ./gptbench.sh build) >&2 || die "build of $spec failed"
-    find_binary "$tree/build"
-  else
-    die "'$spec' is neither a directory nor a git revision"
-  fi
+# The targets a check needs that a checkout defines (older commits lack the coordinator).
+needed_targets() {
+  local src="$1" target found=()
+  for target in gptbench gptbench-compare gptbench-premerge; do
+    git -C "$src" grep -qE "add_executable\\($target([[:space:]]|\$)" -- '*CMakeLists.txt' 2>/dev/null &&
+      found+=("$target")
+  done
+  echo "${found[*]}"
 }
 
+# Prints the suite binary of commit SHA, built once in $cache/SHA/. ROLE (base, new) names it in
+# messages. The stamp .built is written only after a build that completed, so a failed or
+# interrupted one is built again by the next check.
+build_revision() {
+  local role="$1" sha="$2" short="${2:0:7}"
+  local dir="$cache/$sha" src="$cache/$sha/src" bin
+  mkdir -p "$dir" || die "cannot create $dir"
+  # Two checks of the same commit at once: the second waits and then finds the stamp.
+  if command -v flock >/dev/null; then
+    exec {lock_fd}>"$dir/.lock"
+    flock "$lock_fd"
+  fi
+  if [[ -f "$dir/.built" ]] && bin="$(find_binary "$src/build" 2>/dev/null)"; then
+    log "$role $short: cached build ($dir)"
+    echo "$bin"
+    return
+  fi
+  rm -f "$dir/.built"
+  # A checkout left by an interrupted 'worktree add', or by a clone that is gone, is made again.
+  if [[ ! -e "$src/.git" || "$(git -C "$src" rev-parse HEAD 2>/dev/null)" != "$sha" ]]; then
+    rm -rf "$src"
+    git -C "$repo" worktree prune
+    git -C "$repo" worktree add --force --detach "$src" "$sha" >&2 || die "cannot check out $short into $src"
+  fi
+  log "$role $short: building in $src/build"
+  # The checkout's own build script, its build dir inside it (as in any clone) and ccache paths
+  # relative to it, so checkouts and clones share cache hits. GPTBENCH_TARGETS narrows the build
+  # where the checkout's gptbench.sh knows it (others ignore it and build everything).
+  (cd "$src" && GPTBENCH_BUILD_DIR="$src/build" CCACHE_BASEDIR="$src" \
+     GPTBENCH_TARGETS="$(needed_targets "$src")" ./gptbench.sh build) >&2 \
+    || die "build of $role $short failed (no stamp written: the next check builds it again)"
+  bin="$(find_binary "$src/build")"
+  printf '%s\nbuilt %s\n' "$sha" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" >"$dir/.built.tmp"
+  mv "$dir/.built.tmp" "$dir/.built"
+  echo "$bin"
+}
+
+# BASE and NEW: a build directory as is; a git revision built (or taken from the cache).
 if [[ -z "$base_bin" || -z "$new_bin" ]]; then
   [[ ${#positional[@]} -eq 2 ]] || die "give BASE and NEW (build dirs or git revisions), or --base-bin and --new-bin"
-  base_bin="$(resolve_side "${positional[0]}")"
-  new_bin="$(resolve_side "${positional[1]}")"
+  shas=()
+  for spec in "${positional[@]}"; do
+    sha=''
+    if [[ ! -d "$spec" ]]; then
+      sha="$(git -C "$repo" rev-parse --verify --quiet "$spec^{commit}")" \
+        || die "'$spec' is neither a directory nor a git revision of $repo"
+    fi
+    shas+=("$sha")
+  done
+  head_sha="$(git -C "$repo" rev-parse --verify --quiet HEAD 2>/dev/null || true)"
+  if [[ -n "$head_sha" && " ${shas[*]} " == *" $head_sha "* ]] &&
+     [[ -n "$(git -C "$repo" status --porcelain --untracked-files=no 2>/dev/null)" ]]; then
+    log "note: uncommitted changes in $repo are not part of ${head_sha:0:7}; to time them, pass a build directory"
+  fi
+  build_start_s=$SECONDS
+  for side in 0 1; do
+    role=base
+    [[ $side == 1 ]] && role=new
+    if [[ -z "${shas[side]}" ]]; then
+      bin="$(find_binary "${positional[side]}")"
+    elif [[ $side == 1 && "${shas[1]}" == "${shas[0]}" ]]; then
+      log "new ${shas[1]:0:7}: same commit as base"
+      bin="$base_bin"
+    else
+      bin="$(build_revision "$role" "${shas[side]}")"
+    fi
+    if [[ $side == 0 ]]; then base_bin="$bin"; else new_bin="$bin"; fi
+  done
+  log "builds took $((SECONDS - build_start_s)) s"
 fi
 [[ -x "$base_bin" ]] || die "base binary $base_bin is not executable"
 [[ -x "$new_bin" ]] || die "new binary $new_bin is not executable"
@@ -90,12 +215,8 @@ fi
 if [[ "$device" == auto ]]; then
   if command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then device=cuda; else device=cpu; fi
 fi
-[[ "$device" == cpu || "$device" == cuda ]] || die "--device must be cpu, cuda or auto"
 if [[ -z "$filter" ]]; then
   if [[ "$device" == cuda ]]; then filter="$kGpuFilter"; else filter="$kCpuFilter"; fi
-fi
-if [[ -z "$min_time" ]]; then
-  if [[ "$device" == cuda ]]; then min_time=0.2; else min_time=0.05; fi
 fi
 
 if [[ -z "$compare" ]]; then
@@ -107,43 +228,116 @@ if [[ -z "$compare" ]]; then
 fi
 [[ -n "$compare" && -x "$compare" ]] || die "gptbench-compare not found (build it, or pass --compare PATH)"
 
-echo "premerge: $rounds interleaved rounds on $device, filter '$filter'" >&2
-echo "premerge: base $base_bin" >&2
-echo "premerge: new  $new_bin" >&2
-rm -f "$out"/round-*.json
-# Round 0 checks every case against its reference; later rounds only time (the same binaries,
-# already checked: at real sizes the float64 references cost more than the timing). A binary
-# older than --gptbench_verify is checked every round.
-knows_verify() { "$1" --gptbench_help 2>/dev/null | grep -q -- --gptbench_verify; }
-base_skip=() new_skip=()
-knows_verify "$base_bin" && base_skip=(--gptbench_verify=false)
-knows_verify "$new_bin" && new_skip=(--gptbench_verify=false)
-run_one() {  # side round binary [flags for rounds after the first...]
-  local side="$1" round="$2" bin="$3"
-  local json="$out/round-$round-$side.json" log="$out/round-$round-$side.log"
-  shift 3
-  [[ "$round" == 000 ]] && set --
-  "$bin" --benchmark_filter="$filter" --benchmark_repetitions=1 --benchmark_min_time="$min_time" "$@" \
-       --benchmark_out="$json" --benchmark_out_format=json --gptbench_device="$device" >"$log" 2>&1 \
-    || die "$side binary failed in round $round (see $log)"
-  [[ -s "$json" ]] || die "$side binary wrote no JSON in round $round"
-}
-base_rounds=() new_rounds=()
-for ((r = 0; r < rounds; r++)); do
-  round="$(printf '%03d' "$r")"
-  run_one base "$round" "$base_bin" "${base_skip[@]}"
-  run_one new "$round" "$new_bin" "${new_skip[@]}"
-  base_rounds+=("$out/round-$round-base.json")
-  new_rounds+=("$out/round-$round-new.json")
-  echo "premerge: round $((r + 1))/$rounds done" >&2
-done
+if [[ -n "$premerge" ]]; then
+  [[ -x "$premerge" && -f "$premerge" ]] || die "--premerge $premerge is not an executable"
+elif [[ -x "$(dirname "$new_bin")/gptbench-premerge" ]]; then
+  premerge="$(dirname "$new_bin")/gptbench-premerge"
+else
+  premerge="$(command -v gptbench-premerge || true)"
+fi
 
-"$compare" merge "$out/base.json" "${base_rounds[@]}" >&2
-"$compare" merge "$out/new.json" "${new_rounds[@]}" >&2
-"$compare" benchmarks "$out/base.json" "$out/new.json" --format markdown "${compare_args[@]}" >"$out/report.md" || true
-set +e
-"$compare" benchmarks "$out/base.json" "$out/new.json" --html "$out/report.html" "${compare_args[@]}"
-status=$?
-set -e
-echo "premerge: reports in $out/report.md and $out/report.html; exit $status" >&2
+# The help text (stdout or stderr) mentions a flag: captured whole, since with pipefail a grep -q
+# that stops reading early could fail the pipeline on the binary's SIGPIPE.
+knows_flag() {
+  local help
+  help="$("$1" --gptbench_help 2>&1 || true)"
+  [[ "$help" == *"$2"* ]]
+}
+
+mkdir -p "$out"
+rm -f "$out/base.json" "$out/new.json" "$out"/report.{md,json,html}
+log "base $base_bin"
+log "new  $new_bin"
+
+# Options of the verdict, the same for gptbench-premerge (when it decides to stop) and the gate.
+gate_args=()
+if [[ -n "$premerge" ]] && knows_flag "$base_bin" --gptbench_worker && knows_flag "$new_bin" --gptbench_worker; then
+  mode=workers
+  # The 2% default is the '*' rule; a '*' rule in --config takes its place.
+  if [[ -z "$threshold" ]] && ! { [[ -n "$config" ]] && grep -Eq '^[[:space:]]*\*[[:space:]]*=' "$config"; }; then
+    threshold="$kWorkerThreshold"
+  fi
+  alpha="${alpha:-0.05}"
+else
+  mode=rounds
+fi
+[[ -n "$threshold" ]] && gate_args+=("--threshold=$threshold")
+[[ -n "$alpha" ]] && gate_args+=("--alpha=$alpha")
+[[ -n "$config" ]] && gate_args+=("--config=$config")
+
+check_start_s=$SECONDS
+if [[ "$mode" == workers ]]; then
+  # One resident worker per side; gptbench-premerge writes OUT/base.json and OUT/new.json.
+  log "resident workers on $device ($premerge), filter '$filter'"
+  [[ -n "$rounds_given" ]] && log "note: --rounds applies to process rounds only; workers sample until decided"
+  args=(--base-bin "$base_bin" --new-bin "$new_bin" "--filter=$filter" --out "$out"
+        "--worker-arg=--gptbench_device=$device" "${gate_args[@]}")
+  for arg in "${base_args[@]}"; do args+=("--base-arg=$arg"); done
+  for arg in "${new_args[@]}"; do args+=("--new-arg=$arg"); done
+  [[ -n "$max_seconds" ]] && args+=("--max-seconds=$max_seconds")
+  [[ -n "$seed" ]] && args+=("--seed=$seed")
+  premerge_status=0
+  "$premerge" "${args[@]}" >&2 || premerge_status=$?
+  [[ "$premerge_status" -eq 0 ]] || die "gptbench-premerge failed (exit $premerge_status)"
+  [[ -s "$out/base.json" && -s "$out/new.json" ]] || die "gptbench-premerge wrote no $out/base.json and $out/new.json"
+else
+  [[ -n "$max_seconds$seed" ]] && log "note: --max-seconds and --seed apply to resident workers only"
+  if [[ -z "$min_time" ]]; then
+    if [[ "$device" == cuda ]]; then min_time=0.2; else min_time=0.05; fi
+  fi
+  log "$rounds interleaved rounds on $device, filter '$filter'"
+  rm -f "$out"/round-*.json
+  # Round 0 checks every case against its reference; later rounds only time (the same binaries,
+  # already checked: at real sizes the float64 references cost more than the timing). A binary
+  # older than --gptbench_verify is checked every round.
+  base_skip=() new_skip=()
+  knows_flag "$base_bin" --gptbench_verify && base_skip=(--gptbench_verify=false)
+  knows_flag "$new_bin" --gptbench_verify && new_skip=(--gptbench_verify=false)
+  run_one() {  # side round binary [flags for rounds after the first...] -- [flags for every round...]
+    local side="$1" round="$2" bin="$3" later=() always=()
+    local json="$out/round-$round-$side.json" log="$out/round-$round-$side.log"
+    shift 3
+    while [[ $# -gt 0 && "$1" != -- ]]; do later+=("$1"); shift; done
+    [[ $# -gt 0 ]] && shift
+    always=("$@")
+    [[ "$round" == 000 ]] && later=()
+    "$bin" --benchmark_filter="$filter" --benchmark_repetitions=1 --benchmark_min_time="$min_time" \
+         "${later[@]}" "${always[@]}" \
+         --benchmark_out="$json" --benchmark_out_format=json --gptbench_device="$device" >"$log" 2>&1 \
+      || die "$side binary failed in round $round (see $log)"
+    [[ -s "$json" ]] || die "$side binary wrote no JSON in round $round"
+  }
+  base_rounds=() new_rounds=()
+  for ((r = 0; r < rounds; r++)); do
+    round="$(printf '%03d' "$r")"
+    run_one base "$round" "$base_bin" "${base_skip[@]}" -- "${base_args[@]}"
+    run_one new "$round" "$new_bin" "${new_skip[@]}" -- "${new_args[@]}"
+    base_rounds+=("$out/round-$round-base.json")
+    new_rounds+=("$out/round-$round-new.json")
+    log "round $((r + 1))/$rounds done"
+  done
+  "$compare" merge "$out/base.json" "${base_rounds[@]}" >&2
+  "$compare" merge "$out/new.json" "${new_rounds[@]}" >&2
+fi
+
+# The gate: report files first (their exit codes are the same verdict), then the terminal
+# report, as the compare arguments after -- ask, whose exit code is the script's. The files
+# drop a --format or --html of those arguments (gptbench-compare takes each option once).
+file_args=() skip_next=''
+for arg in "${compare_args[@]}"; do
+  if [[ -n "$skip_next" ]]; then skip_next=''; continue; fi
+  case "$arg" in
+    --format|--html) skip_next=1 ;;
+    --format=*|--html=*) ;;
+    *) file_args+=("$arg") ;;
+  esac
+done
+compare_one() { "$compare" benchmarks "$out/base.json" "$out/new.json" "${gate_args[@]}" "$@"; }
+compare_one "${file_args[@]}" --format markdown >"$out/report.md" || true
+compare_one "${file_args[@]}" --format json >"$out/report.json" || true
+compare_one "${file_args[@]}" --html "$out/report.html" >/dev/null || true
+status=0
+compare_one "${compare_args[@]}" || status=$?
+log "reports: $out/report.md $out/report.json $out/report.html"
+log "check took $((SECONDS - check_start_s)) s ($mode; $((SECONDS - start_s)) s in all); exit $status"
 exit "$status"

@@ -1,0 +1,49 @@
+// gptbench-premerge's driver: a fast pre-merge performance check with one resident worker per
+// side (docs/premerge.md). It starts the base and the new suite binary as workers
+// (--gptbench_worker=true), lists the benchmarks the filter selects on both, and for each one
+// prepares the case on both sides and takes samples in rounds, one per side and round, in a
+// seeded random order (premerge_schedule.h), until the comparison is decided or a limit is
+// reached (premerge_stop.h). A worker that exits or hangs is killed and restarted and the
+// case prepared again (the sample is lost); a benchmark that loses a side's worker twice is
+// an errored row on that side. It writes base.json and new.json (Google Benchmark JSON for
+// `gptbench-compare benchmarks`, which gates) and premerge.json (premerge_output.h).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "premerge_record.h"
+#include "thresholds.h"  // compare/
+
+namespace gptbench::runner {
+
+struct PremergeConfig {
+  std::string base_bin, new_bin;  // the suite binaries
+  std::string filter;             // the workers' list filter ("" = all)
+  std::string out_dir;            // created if missing
+  std::vector<std::string> worker_args;  // for both workers
+  std::vector<std::string> base_args, new_args;  // for one side
+  compare::Thresholds thresholds{0.02};
+  double alpha = 0.05;            // divided by the number of benchmarks compared
+  size_t min_samples = 5;         // per side, before a decision
+  size_t max_samples = 30;        // per side
+  double sample_time_s = 0.01;    // min_time of each sample
+  double max_seconds = 10;        // sampling wall time per benchmark
+  double timeout_s = 120;         // per request (and for a ready line)
+  std::optional<uint64_t> seed;   // drawn at random when absent (and written to premerge.json)
+  std::vector<int> cpus;          // pin both workers to these CPUs; empty: no pinning
+  bool live_progress = false;     // redraw the current benchmark's line in place (a terminal)
+};
+
+// The worker command line of one side: binary, --gptbench_worker=true, worker args, side args.
+std::vector<std::string> worker_argv(const PremergeConfig& config, Side side);
+
+// Exit codes: 0 the check ran and its files are written (the gate is gptbench-compare's on
+// them); 2 a worker could not start (or list), nothing matched the filter, or the files could
+// not be written. `record` (tests) receives what was recorded.
+int run_premerge(const PremergeConfig& config, PremergeRecord* record = nullptr);
+
+}  // namespace gptbench::runner

@@ -1,0 +1,305 @@
+// gptbench-premerge end to end against tools/fake_worker: A/A, a planted slowdown, a crash,
+// a hang, a crash twice, skipped and one-sided benchmarks, a worker that cannot start; the
+// written files are read by gptbench-compare (its loader, and the binary for the verdicts).
+#include "premerge_run.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "child.h"
+#include "load.h"  // compare/
+#include "premerge_output.h"
+#include "premerge_test_dir.h"
+
+namespace gptbench::runner {
+namespace {
+
+using nlohmann::json;
+using testing::kCompare;
+using testing::kFakeWorker;
+using testing::kPremerge;
+
+struct CompareResult {
+  int exit_code = -1;
+  std::map<std::string, std::string> verdicts;  // benchmark -> verdict
+  json report;
+};
+
+class PremergeRun : public testing::ScratchDir {
+ protected:
+  PremergeConfig config(std::vector<std::string> base_args, std::vector<std::string> new_args) const {
+    PremergeConfig c;
+    c.base_bin = c.new_bin = kFakeWorker;
+    c.out_dir = path("out");
+    c.base_args = {"--fake_seed=1"};
+    c.new_args = {"--fake_seed=2"};
+    c.base_args.insert(c.base_args.end(), base_args.begin(), base_args.end());
+    c.new_args.insert(c.new_args.end(), new_args.begin(), new_args.end());
+    c.worker_args = {"--gptbench_device=cpu"};
+    c.seed = 11;
+    c.timeout_s = 10;
+    c.max_seconds = 60;
+    return c;
+  }
+
+  // Runs the check; fails the test unless it exits `expected`.
+  PremergeRecord run(const PremergeConfig& c, int expected = 0) const {
+    PremergeRecord record;
+    EXPECT_EQ(run_premerge(c, &record), expected);
+    return record;
+  }
+
+  std::string out(const std::string& name) const { return path("out/" + name); }
+
+  // gptbench-compare benchmarks over the written files.
+  CompareResult compare_files(const std::string& threshold = "5%") const {
+    const Captured c = run_captured({kCompare, "benchmarks", out("base.json"), out("new.json"), "--format=json",
+                                     "--threshold=" + threshold});
+    CompareResult r;
+    r.exit_code = c.status.signaled ? -1 : c.status.code;
+    r.report = json::parse(c.out, nullptr, false);
+    EXPECT_TRUE(r.report.is_object()) << c.out << c.err;
+    if (r.report.is_object())
+      for (const json& b : r.report["benchmarks"]) r.verdicts[b["name"]] = b["verdict"];
+    return r;
+  }
+
+  static const BenchmarkRecord& find(const PremergeRecord& r, const std::string& name) {
+    for (const BenchmarkRecord& b : r.benchmarks)
+      if (b.name == name) return b;
+    throw std::runtime_error("no record of " + name);
+  }
+
+  static size_t total_lost(const PremergeRecord& r, Side side) {
+    size_t lost = 0;
+    for (const BenchmarkRecord& b : r.benchmarks) lost += b.side(side).lost;
+    return lost;
+  }
+};
+
+TEST_F(PremergeRun, AaCheckFindsNoRegression) {
+  const PremergeRecord r = run(config({}, {}));
+  ASSERT_EQ(r.benchmarks.size(), 3u);
+  EXPECT_EQ(r.benchmarks[0].name, "fake/fast/a");  // the workers' order
+  EXPECT_EQ(r.compared, 3u);
+  EXPECT_EQ(find(r, "fake/fast/a").stop, StopReason::kDecidedSame);
+  EXPECT_EQ(find(r, "fake/fast/a").side(Side::kBase).real_ns.size(), 5u);
+  EXPECT_EQ(find(r, "fake/noisy/b").stop, StopReason::kMaxSamples);
+  EXPECT_EQ(find(r, "fake/noisy/b").side(Side::kNew).real_ns.size(), 30u);
+  for (const BenchmarkRecord& b : r.benchmarks) {
+    EXPECT_NEAR(b.alpha, 0.05 / 3, 1e-12);
+    EXPECT_EQ(b.side(Side::kBase).prepare_s.size(), 1u);
+    EXPECT_EQ(b.side(Side::kNew).prepare_s.size(), 1u);
+  }
+  const CompareResult c = compare_files();
+  EXPECT_EQ(c.exit_code, 0) << c.report.dump(1);
+  EXPECT_EQ(c.verdicts.size(), 3u);
+  for (const auto& [name, verdict] : c.verdicts) EXPECT_NE(verdict, "regression") << name;
+  EXPECT_EQ(c.verdicts.at("fake/fast/a"), "same");
+}
+
+TEST_F(PremergeRun, PlantedSlowdownIsTheOnlyRegression) {
+  const PremergeRecord r = run(config({}, {"--fake_slowdown=^fake/fast/:10"}));
+  const BenchmarkRecord& fast = find(r, "fake/fast/a");
+  EXPECT_EQ(fast.stop, StopReason::kDecidedChange);
+  ASSERT_TRUE(fast.comparison.has_value());
+  EXPECT_NEAR(fast.comparison->ratio, 1.10, 0.01);
+  const CompareResult c = compare_files();
+  EXPECT_EQ(c.exit_code, 1);
+  EXPECT_EQ(c.verdicts.at("fake/fast/a"), "regression");
+  for (const auto& [name, verdict] : c.verdicts)
+    if (name != "fake/fast/a") EXPECT_NE(verdict, "regression") << name;
+}
+
+TEST_F(PremergeRun, CrashRestartsTheWorkerLosesOneSampleAndCompletes) {
+  const PremergeRecord r = run(config({}, {"--fake_crash_on_sample=3", "--fake_fault_once=" + path("crashed")}));
+  EXPECT_EQ(total_lost(r, Side::kNew), 1u);
+  EXPECT_EQ(total_lost(r, Side::kBase), 0u);
+  EXPECT_EQ(r.worker(Side::kNew).starts, 2u);
+  EXPECT_EQ(r.worker(Side::kBase).starts, 1u);
+  const BenchmarkRecord& fast = find(r, "fake/fast/a");  // the third sample request is its
+  EXPECT_EQ(fast.side(Side::kNew).lost, 1u);
+  EXPECT_EQ(fast.side(Side::kNew).worker_losses, 1u);
+  EXPECT_EQ(fast.side(Side::kNew).prepare_s.size(), 2u);  // prepared again after the restart
+  for (const BenchmarkRecord& b : r.benchmarks)
+    for (Side side : kSides) EXPECT_EQ(b.side(side).error, "") << b.name;
+  EXPECT_EQ(fast.stop, StopReason::kDecidedSame);
+  const compare::Run contender = compare::load_run_file(out("new.json"));
+  EXPECT_EQ(contender.benchmarks.size(), 3u);
+  const std::string log = slurp(out("new-worker.log"));
+  EXPECT_NE(log.find("fake_worker: aborting on sample request 3"), std::string::npos) << log;
+  EXPECT_NE(log.find("start 2 of the new worker"), std::string::npos) << log;
+  EXPECT_EQ(compare_files().exit_code, 0);
+  const json premerge = json::parse(slurp(out("premerge.json")));
+  EXPECT_EQ(premerge["totals"]["lost"]["new"], 1);
+  EXPECT_EQ(premerge["workers"]["new"]["restarts"], 1);
+  EXPECT_EQ(premerge["benchmarks"][0]["lost"]["new"], 1);
+}
+
+TEST_F(PremergeRun, HangTimesOutAndTheWorkerIsRestarted) {
+  PremergeConfig c = config({"--fake_hang_on_sample=2", "--fake_fault_once=" + path("hung")}, {});
+  c.timeout_s = 1;
+  c.filter = "^fake/mid/";
+  const PremergeRecord r = run(c);
+  ASSERT_EQ(r.benchmarks.size(), 1u);
+  const BenchmarkRecord& mid = r.benchmarks[0];
+  EXPECT_EQ(mid.side(Side::kBase).lost, 1u);
+  EXPECT_EQ(mid.side(Side::kBase).error, "");
+  EXPECT_EQ(r.worker(Side::kBase).starts, 2u);
+  EXPECT_GE(mid.wall_s, 1.0);
+  EXPECT_NE(mid.stop, StopReason::kLost);
+  EXPECT_NE(slurp(out("base-worker.log")).find("no reply within 1 s (killed)"), std::string::npos);
+}
+
+TEST_F(PremergeRun, CrashingTwiceInOneBenchmarkIsAnErroredRow) {
+  const PremergeRecord r = run(config({}, {"--fake_crash_on_sample=1", "--fake_fault_filter=^fake/fast/"}));
+  const BenchmarkRecord& fast = find(r, "fake/fast/a");
+  EXPECT_EQ(fast.stop, StopReason::kLost);
+  EXPECT_EQ(fast.side(Side::kNew).worker_losses, 2u);
+  EXPECT_EQ(fast.side(Side::kNew).lost, 2u);
+  EXPECT_EQ(fast.side(Side::kNew).error.rfind("worker crashed twice: SIGABRT", 0), 0u) << fast.side(Side::kNew).error;
+  EXPECT_NE(fast.side(Side::kNew).error.find("last stderr line: fake_worker: aborting"), std::string::npos);
+  EXPECT_EQ(fast.side(Side::kBase).real_ns.size(), 5u);  // base still gives its minimum
+  EXPECT_FALSE(fast.comparison.has_value());
+  // The check moves on with a fresh worker.
+  EXPECT_EQ(find(r, "fake/mid/c").stop, StopReason::kDecidedSame);
+  EXPECT_EQ(r.worker(Side::kNew).starts, 3u);
+  const compare::Run contender = compare::load_run_file(out("new.json"));
+  ASSERT_NE(contender.find("fake/fast/a"), nullptr);
+  EXPECT_EQ(contender.find("fake/fast/a")->status, compare::RunStatus::kErrored);
+  const CompareResult c = compare_files();
+  EXPECT_EQ(c.exit_code, 1);  // broken in NEW fails the gate
+  EXPECT_EQ(c.verdicts.at("fake/fast/a"), "broken");
+}
+
+TEST_F(PremergeRun, AWorkerThatCannotBeRestartedErrorsItsSideAndIsGivenUpOnAfterTwoTries) {
+  const std::string marker = path("crashed");
+  const PremergeRecord r = run(config({}, {"--fake_crash_on_sample=2", "--fake_fault_once=" + marker,
+                                           "--fake_fail_start_if=" + marker}));
+  ASSERT_EQ(r.benchmarks.size(), 3u);
+  const std::string& first = r.benchmarks[0].side(Side::kNew).error;
+  EXPECT_EQ(first.rfind("worker could not be restarted: ended with exit code 3 before its ready line", 0), 0u) << first;
+  EXPECT_NE(r.benchmarks[1].side(Side::kNew).error.find("given up after 2 failed restarts"), std::string::npos)
+      << r.benchmarks[1].side(Side::kNew).error;
+  EXPECT_EQ(r.benchmarks[2].side(Side::kNew).error, r.benchmarks[1].side(Side::kNew).error);
+  EXPECT_EQ(r.worker(Side::kNew).starts, 3u);  // the first, and two failed restarts
+  EXPECT_EQ(r.worker(Side::kNew).start_failures.size(), 2u);
+  for (const BenchmarkRecord& b : r.benchmarks) {
+    EXPECT_EQ(b.stop, StopReason::kLost) << b.name;
+    EXPECT_EQ(b.side(Side::kBase).real_ns.size(), 5u) << b.name;
+  }
+  const CompareResult c = compare_files();
+  EXPECT_EQ(c.exit_code, 1);
+  for (const auto& [name, verdict] : c.verdicts) EXPECT_EQ(verdict, "broken") << name;
+}
+
+TEST_F(PremergeRun, SkippedBenchmarkIsAnErroredRowWithItsReason) {
+  const PremergeRecord r = run(config({"--fake_skip=^fake/noisy/"}, {"--fake_skip=^fake/noisy/"}));
+  const BenchmarkRecord& noisy = find(r, "fake/noisy/b");
+  EXPECT_EQ(noisy.stop, StopReason::kSkipped);
+  for (Side side : kSides) {
+    EXPECT_TRUE(noisy.side(side).skipped);
+    EXPECT_EQ(noisy.side(side).error, "fake: skipped by --fake_skip");
+  }
+  const json rows = json::parse(slurp(out("new.json")))["benchmarks"];
+  const json& last = rows.back();
+  EXPECT_EQ(last["name"], "fake/noisy/b");
+  EXPECT_EQ(last["error_occurred"], true);
+  EXPECT_EQ(last["error_message"], "fake: skipped by --fake_skip");
+  const CompareResult c = compare_files();
+  EXPECT_EQ(c.exit_code, 0);
+  EXPECT_EQ(c.verdicts.at("fake/noisy/b"), "not_compared");
+}
+
+TEST_F(PremergeRun, NamesOfOneSideAreAddedOrRemovedAndInOneFileOnly) {
+  PremergeConfig c = config({"--fake_extra=fake/old/x"}, {"--fake_extra=fake/new/y"});
+  c.filter = "fast|old|new/";
+  const PremergeRecord r = run(c);
+  ASSERT_EQ(r.benchmarks.size(), 3u);
+  EXPECT_EQ(r.benchmarks[1].name, "fake/old/x");
+  EXPECT_EQ(r.benchmarks[2].name, "fake/new/y");  // new-only names come last
+  EXPECT_EQ(r.removed, (std::vector<std::string>{"fake/old/x"}));
+  EXPECT_EQ(r.added, (std::vector<std::string>{"fake/new/y"}));
+  EXPECT_EQ(r.compared, 1u);
+  EXPECT_EQ(find(r, "fake/old/x").stop, StopReason::kOneSide);
+  EXPECT_EQ(find(r, "fake/old/x").side(Side::kBase).real_ns.size(), 5u);
+  const compare::Run base = compare::load_run_file(out("base.json"));
+  const compare::Run contender = compare::load_run_file(out("new.json"));
+  EXPECT_NE(base.find("fake/old/x"), nullptr);
+  EXPECT_EQ(base.find("fake/new/y"), nullptr);
+  EXPECT_NE(contender.find("fake/new/y"), nullptr);
+  EXPECT_EQ(contender.find("fake/old/x"), nullptr);
+  const CompareResult cmp = compare_files();
+  EXPECT_EQ(cmp.report["added"], (json{"fake/new/y"}));
+  EXPECT_EQ(cmp.report["removed"], (json{"fake/old/x"}));
+}
+
+TEST_F(PremergeRun, TimeLimitStopsABenchmarkUndecided) {
+  PremergeConfig c = config({"--fake_delay_ms=20"}, {"--fake_delay_ms=20"});
+  c.filter = "noisy";
+  c.max_seconds = 0.3;
+  const PremergeRecord r = run(c);
+  ASSERT_EQ(r.benchmarks.size(), 1u);
+  EXPECT_EQ(r.benchmarks[0].stop, StopReason::kMaxTime);
+  EXPECT_LT(r.benchmarks[0].side(Side::kBase).real_ns.size(), 30u);
+  EXPECT_EQ(compare::load_run_file(out("base.json")).benchmarks.size(), 1u);
+}
+
+TEST_F(PremergeRun, BothWorkersArePinnedToTheCpusGiven) {
+  PremergeConfig c = config({}, {});
+  c.filter = "mid";
+  c.cpus = {0};
+  run(c);
+  for (const char* file : {"base.json", "new.json"}) {
+    const compare::Run loaded = compare::load_run_file(out(file));
+    EXPECT_EQ(loaded.context.at("fake_cpus"), "0") << file;
+    EXPECT_EQ(loaded.context.at("premerge_cpus"), "0") << file;
+  }
+}
+
+TEST_F(PremergeRun, ListingProblemsExitTwo) {
+  PremergeConfig c = config({}, {});
+  c.filter = "(";
+  run(c, 2);
+  c.filter = "^nothing/";
+  run(c, 2);
+}
+
+// The binary: progress lines, the exit code, and a worker that cannot start.
+TEST_F(PremergeRun, CommandLineRunPrintsAProgressLinePerBenchmark) {
+  const Captured c = run_captured({kPremerge, "--base-bin", kFakeWorker, "--new-bin", kFakeWorker, "--out",
+                                   path("out"), "--filter", "fast|mid", "--base-arg=--fake_seed=3", "--new-arg",
+                                   "--fake_seed=4", "--seed", "5"});
+  EXPECT_EQ(c.status.code, 0) << c.err;
+  EXPECT_NE(c.err.find("[1/2] fake/fast/a  n=5/5  change "), std::string::npos) << c.err;
+  EXPECT_NE(c.err.find("decided-same  (elapsed 0:00, ETA 0:00)"), std::string::npos) << c.err;
+  EXPECT_NE(c.err.find("[2/2] fake/mid/c  n="), std::string::npos) << c.err;
+  EXPECT_NE(c.err.find("gate: gptbench-compare benchmarks"), std::string::npos) << c.err;
+  EXPECT_EQ(c.out, "");
+  EXPECT_EQ(json::parse(slurp(out("premerge.json")))["settings"]["seed"], 5);
+}
+
+TEST_F(PremergeRun, AWorkerThatCannotStartExitsTwoWithItsReason) {
+  const Captured c = run_captured({kPremerge, "--base-bin", kFakeWorker, "--new-bin", kFakeWorker, "--out",
+                                   path("out"), "--new-arg=--fake_fail_start"});
+  EXPECT_EQ(c.status.code, 2);
+  EXPECT_NE(c.err.find("new worker (" + kFakeWorker + ") could not start: ended with exit code 3 before its ready line; "
+                       "last stderr lines: fake_worker: starting (seed 1) | fake_worker: cannot initialise the fake device"),
+            std::string::npos)
+      << c.err;
+  EXPECT_NE(c.err.find(out("new-worker.log")), std::string::npos) << c.err;
+  EXPECT_NE(slurp(out("new-worker.log")).find("cannot initialise the fake device"), std::string::npos);
+  const Captured missing = run_captured({kPremerge, "--base-bin", path("nonexistent"), "--new-bin", kFakeWorker,
+                                         "--out", path("out")});
+  EXPECT_EQ(missing.status.code, 2);
+  EXPECT_NE(missing.err.find("base worker (" + path("nonexistent") + ") could not start: cannot start"),
+            std::string::npos)
+      << missing.err;
+  const Captured usage = run_captured({kPremerge, "--base-bin", kFakeWorker});
+  EXPECT_EQ(usage.status.code, 2);
+  EXPECT_NE(usage.err.find("gptbench-premerge: "), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gptbench::runner

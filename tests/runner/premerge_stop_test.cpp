@@ -1,0 +1,138 @@
+// gptbench-premerge's adaptive stopping rule (runner/premerge_stop.h) on synthetic samples.
+#include "premerge_stop.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace gptbench::runner {
+namespace {
+
+// Normal samples around `mean` with relative spread `relative_sd`, from a fixed seed.
+class Source {
+ public:
+  Source(double mean, double relative_sd, uint64_t seed) : mean_(mean), noise_(0, relative_sd), rng_(seed) {}
+  double next() { return mean_ * (1 + noise_(rng_)); }
+
+ private:
+  double mean_;
+  std::normal_distribution<double> noise_;
+  std::mt19937_64 rng_;
+};
+
+struct Outcome {
+  StopCheck check;
+  size_t rounds = 0;
+};
+
+// Rounds of one sample per side until the rule stops (or 1000 rounds).
+Outcome run(Source base, Source contender, const StopSettings& settings) {
+  std::vector<double> b, c;
+  Outcome out;
+  while (out.rounds < 1000) {
+    b.push_back(base.next());
+    c.push_back(contender.next());
+    ++out.rounds;
+    out.check = check_stop(b, c, settings, 0);
+    if (out.check.reason != StopReason::kContinue) break;
+  }
+  return out;
+}
+
+StopSettings settings(double alpha = 0.05 / 10) {
+  StopSettings s;
+  s.min_samples = 5;
+  s.max_samples = 30;
+  s.max_seconds = 10;
+  s.alpha = alpha;  // 10 benchmarks in the check
+  s.threshold = 0.02;
+  return s;
+}
+
+TEST(PremergeStop, ClearRegressionStopsEarlyAsDecidedChange) {
+  const Outcome out = run(Source(100e3, 0.002, 1), Source(110e3, 0.002, 2), settings());
+  EXPECT_EQ(out.check.reason, StopReason::kDecidedChange);
+  EXPECT_EQ(out.check.comparison.verdict, compare::Verdict::kRegression);
+  // 6 vs 6 is the fewest for which the exact U test reaches p < 0.005.
+  EXPECT_LE(out.rounds, 7u);
+  EXPECT_NEAR(out.check.comparison.change, 0.10, 0.01);
+}
+
+TEST(PremergeStop, ClearImprovementIsADecidedChangeToo) {
+  const Outcome out = run(Source(100e3, 0.002, 3), Source(80e3, 0.002, 4), settings());
+  EXPECT_EQ(out.check.reason, StopReason::kDecidedChange);
+  EXPECT_EQ(out.check.comparison.verdict, compare::Verdict::kImprovement);
+}
+
+TEST(PremergeStop, IdenticalDistributionsStopAsDecidedSame) {
+  const Outcome out = run(Source(100e3, 0.002, 5), Source(100e3, 0.002, 6), settings());
+  EXPECT_EQ(out.check.reason, StopReason::kDecidedSame);
+  EXPECT_EQ(out.rounds, 5u);  // at min_samples: the interval is far inside ±1%
+  EXPECT_TRUE(clearly_same(out.check.comparison, 0.02));
+}
+
+TEST(PremergeStop, NoisyDistributionsRunToMaxSamplesUndecided) {
+  const Outcome out = run(Source(1e6, 0.15, 7), Source(1e6, 0.15, 8), settings());
+  EXPECT_EQ(out.check.reason, StopReason::kMaxSamples);
+  EXPECT_EQ(out.rounds, 30u);
+  EXPECT_TRUE(out.check.compared);
+  EXPECT_GT(out.check.comparison.uncertainty, 0.01);
+}
+
+TEST(PremergeStop, NothingIsDecidedBeforeMinSamples) {
+  // 4 vs 4 clearly apart: significant at 0.05, but min_samples is 5.
+  StopSettings s = settings(0.05);
+  const std::vector<double> b = {100, 101, 100.5, 100.2}, c = {150, 151, 150.5, 150.2};
+  const StopCheck check = check_stop(b, c, s, 0);
+  EXPECT_EQ(check.reason, StopReason::kContinue);
+  EXPECT_TRUE(check.compared);  // the numbers are there for the progress line
+  EXPECT_NEAR(check.comparison.change, 0.5, 0.01);
+  s.min_samples = 4;
+  EXPECT_EQ(check_stop(b, c, s, 0).reason, StopReason::kDecidedChange);
+}
+
+TEST(PremergeStop, ASmallerAlphaNeedsMoreSamples) {
+  // The same regression, once for a check of 1 benchmark and once for one of 1000.
+  const Outcome one = run(Source(100e3, 0.002, 9), Source(110e3, 0.002, 10), settings(0.05));
+  const Outcome many = run(Source(100e3, 0.002, 9), Source(110e3, 0.002, 10), settings(0.05 / 1000));
+  EXPECT_EQ(one.check.reason, StopReason::kDecidedChange);
+  EXPECT_EQ(many.check.reason, StopReason::kDecidedChange);
+  EXPECT_EQ(one.rounds, 5u);
+  EXPECT_GT(many.rounds, one.rounds);
+}
+
+TEST(PremergeStop, TimeLimitStopsUndecided) {
+  const std::vector<double> b = {1, 2, 3, 4, 5, 6}, c = {2, 3, 4, 5, 6, 7};
+  EXPECT_EQ(check_stop(b, c, settings(), 9.9).reason, StopReason::kContinue);
+  EXPECT_EQ(check_stop(b, c, settings(), 10).reason, StopReason::kMaxTime);
+  // Before the samples for a comparison, too.
+  EXPECT_EQ(check_stop({1}, {}, settings(), 11).reason, StopReason::kMaxTime);
+  EXPECT_FALSE(check_stop({1}, {}, settings(), 11).compared);
+}
+
+TEST(PremergeStop, ASignificantChangeWithinTheThresholdIsNotADecidedChange) {
+  // +1.5% with almost no noise: significant, but within the 2% threshold; the interval reaches
+  // beyond ±1%, so it is not clearly the same either, until max_samples.
+  StopSettings s = settings(0.05);
+  std::vector<double> b, c;
+  for (int i = 0; i < 30; ++i) {
+    b.push_back(100 + 0.001 * i);
+    c.push_back(101.5 + 0.001 * i);
+  }
+  const StopCheck check = check_stop(b, c, s, 0);
+  EXPECT_EQ(check.comparison.verdict, compare::Verdict::kSame);
+  EXPECT_EQ(check.reason, StopReason::kMaxSamples);
+}
+
+TEST(PremergeStop, ReasonNames) {
+  EXPECT_STREQ(to_string(StopReason::kDecidedChange), "decided-change");
+  EXPECT_STREQ(to_string(StopReason::kDecidedSame), "decided-same");
+  EXPECT_STREQ(to_string(StopReason::kMaxSamples), "max-samples");
+  EXPECT_STREQ(to_string(StopReason::kMaxTime), "max-time");
+  EXPECT_STREQ(to_string(StopReason::kLost), "lost");
+  EXPECT_STREQ(to_string(StopReason::kSkipped), "skipped");
+  EXPECT_STREQ(to_string(StopReason::kOneSide), "one-side");
+}
+
+}  // namespace
+}  // namespace gptbench::runner
