@@ -40,10 +40,12 @@
 # directory. Reports: OUT/report.md, OUT/report.json, OUT/report.html; the text report to stdout.
 set -euo pipefail
 
-# Default subsets: a few minutes on one GPU (29 benchmarks; the first one, 76 benchmarks with
-# cublaslt_search and the slow reference paths, took ~70 s per invocation on an H200); seconds
-# on a CPU-only machine.
-readonly kGpuFilter='^(gemm/(torch|cublaslt)/bf16/small\.[a-z_]+\.fwd/|softmax/(torch|fused)/bf16/fwd/attn\.small/|attention/(sdpa_flash|sdpa_cudnn|flash)/bf16/causal/fwd/B:8/H:12/L:1024/|optim/(adamw|adam8bit|adafactor|lion|torch_fused_adamw)/fp32/model:small)'
+# Default subsets. GPU (47 benchmarks, every family; docs/premerge.md): GPT-2 small's forward
+# GEMMs and the MLP-up gradients (torch, cublaslt), softmax on attention and vocabulary rows,
+# the loss, the pre-LN step, causal attention at L=1024 (sdpa_flash, sdpa_cudnn, ours), three
+# backward components, six optimizers (host-bound torch_adamw included) and one training step.
+# CPU: the tiny model's counterparts that finish in seconds on 2 cores.
+readonly kGpuFilter='^(gemm/(torch|cublaslt)/bf16/small\.([a-z_]+\.fwd|mlp_up\.(dgrad|wgrad))/|softmax/(torch|fused)/bf16/(fwd|bwd)/attn\.small/rows:98304/|softmax/(torch|fused)/bf16/fwd/vocab/|loss/(torch|fused)/bf16/|layernorm/(torch|fused)/bf16/|attention/(sdpa_flash|sdpa_cudnn|flash)/bf16/causal/(fwd/B:8/H:12/L:1024/d:64|(fwd|fwd_bwd)/B:8/H:12/L:1024/d:128)|backward/(block|mlp|attention\.sdpa)/bf16/fwd_bwd/small/B:8/T:1024|optim/(adamw|adam8bit|adafactor|lion|torch_adamw|torch_fused_adamw)/fp32/model:small$|model/train_step/small/bf16/B:8/T:1024/opt:adamw/attn:sdpa/head:fused/blocks:fused/accum:1/mode:graph)'
 readonly kCpuFilter='^(gemm/torch/fp32/tiny\.(qkv|mlp_up)\.|softmax/(naive|torch)/fp32/fwd/attn\.tiny/|optim/[^/]+/fp32/model:tiny)'
 # The worker path is meant to catch ~3% slowdowns of stable GPU benchmarks.
 readonly kWorkerThreshold='2%'
