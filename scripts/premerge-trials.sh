@@ -16,10 +16,10 @@ summary="$out/$label-trials.txt"
 : > "$summary"
 for ((i = 1; i <= n; i++)); do
   dir="$out/$label-$i"
-  start=$(date +%s.%N)
+  start=$(date +%s%N)
   bash "$root/scripts/premerge.sh" --out "$dir" --seed "$i" "$@" > "$dir.stdout" 2> "$dir.stderr"
   code=$?
-  wall=$(echo "$(date +%s.%N) - $start" | bc)
+  wall=$(( ($(date +%s%N) - start) / 1000000 ))
   verdicts=$(python3 - "$dir/report.json" <<'PY'
 import json, sys, collections
 try:
@@ -32,5 +32,6 @@ reg = [x["name"] for x in rows if x.get("verdict") in ("regression", "broken")]
 print(" ".join("%s=%d" % kv for kv in sorted(count.items())), "| regressions:", ",".join(reg) or "-")
 PY
 )
-  printf '%s %2d exit=%d wall=%.1fs %s\n' "$label" "$i" "$code" "$wall" "$verdicts" | tee -a "$summary"
+  printf '%s %2d exit=%d wall=%d.%03ds %s\n' "$label" "$i" "$code" $((wall / 1000)) $((wall % 1000)) "$verdicts" \
+    | tee -a "$summary"
 done

@@ -229,7 +229,7 @@ TEST_F(PremergeScript, WorkersGoThroughTheCoordinator) {
   EXPECT_EQ(pass.code, 0) << pass.err;
   const std::vector<std::string> expected = {
       "--base-bin", bin + "/gptbench", "--new-bin", bin + "/gptbench", "--filter=^softmax/", "--out", out,
-      "--worker-arg=--gptbench_device=cpu", "--threshold=2%", "--alpha=0.05", "--base-arg=--gptbench_models=small",
+      "--worker-arg=--gptbench_device=cpu", "--threshold=10%", "--alpha=0.05", "--base-arg=--gptbench_models=small",
       "--new-arg=--gptbench_slowdown=^gemm/:3", "--seed=7"};
   EXPECT_EQ(lines(read_file(dir_.file("premerge.args"))), expected);
   EXPECT_NE(read_file(out + "/report.md").find("PASS"), std::string::npos);
@@ -240,7 +240,7 @@ TEST_F(PremergeScript, WorkersGoThroughTheCoordinator) {
       << pass.err;
   EXPECT_NE(pass.err.find("check took"), std::string::npos) << pass.err;
 
-  // A '*' rule in --config takes the place of the 2% default.
+  // A '*' rule in --config takes the place of the default (10% on the CPU).
   write_file(dir_.file("rules.ini"), "* = 10%\n");
   const ScriptRun slow =
       premerge(common + " --config " + quote(dir_.file("rules.ini")) + " --max-seconds 30", "FAKE_NEW=slow_new");
