@@ -25,7 +25,7 @@ using nlohmann::json;
 // Fields of a benchmark row that are not user counters.
 enum class Field {
   kName, kRunName, kRunType, kAggregateName, kAggregateUnit, kLabel,
-  kRepetitionIndex, kRepetitions, kFamilyIndex, kPerFamilyInstanceIndex, kThreads,
+  kRepetitionIndex, kProcessIndex, kRepetitions, kFamilyIndex, kPerFamilyInstanceIndex, kThreads,
   kIterations, kRealTime, kCpuTime, kTimeUnit, kErrorOccurred, kErrorMessage,
   kSkipped, kSkipMessage, kIgnoredNumber, kIgnoredString,
 };
@@ -39,6 +39,8 @@ const std::unordered_map<std::string_view, Field>& known_fields() {
       {"aggregate_unit", Field::kAggregateUnit},
       {"label", Field::kLabel},
       {"repetition_index", Field::kRepetitionIndex},
+      // gptbench-premerge: which of a side's worker processes took the sample.
+      {"process_index", Field::kProcessIndex},
       {"repetitions", Field::kRepetitions},
       {"family_index", Field::kFamilyIndex},
       {"per_family_instance_index", Field::kPerFamilyInstanceIndex},
@@ -87,7 +89,7 @@ struct RawRow {
   size_t position = 0;  // index in the benchmarks array
   std::optional<std::string> name, run_name, run_type, aggregate_name, aggregate_unit, label,
       time_unit, error_message, skip_message;
-  std::optional<int64_t> repetition_index, repetitions, family_index;
+  std::optional<int64_t> repetition_index, process_index, repetitions, family_index;
   std::optional<double> real_time, cpu_time;
   bool error_occurred = false;
   bool skipped = false;
@@ -282,6 +284,16 @@ class RunBuilder {
     return true;
   }
 
+  // A non-negative integer (an index that numbers things from 0).
+  bool take_index(const Scalar& value, std::optional<int64_t>& out) {
+    if (!take_integer(value, out)) return false;
+    if (*out < 0) {
+      return fail(row_prefix() + ": '" + key_ + "' is negative (" + std::to_string(*out) +
+                  "), expected a non-negative integer");
+    }
+    return true;
+  }
+
   bool take_bool(const Scalar& value, bool& out) {
     if (value.kind != Scalar::Kind::kBool) return type_error(value, "a boolean");
     out = value.boolean;
@@ -323,6 +335,7 @@ class RunBuilder {
       case Field::kErrorMessage: return take_string(value, row_.error_message);
       case Field::kSkipMessage: return take_string(value, row_.skip_message);
       case Field::kRepetitionIndex: return take_integer(value, row_.repetition_index);
+      case Field::kProcessIndex: return take_index(value, row_.process_index);
       case Field::kRepetitions: return take_integer(value, row_.repetitions);
       case Field::kFamilyIndex: return take_integer(value, row_.family_index);
       case Field::kPerFamilyInstanceIndex:
@@ -385,6 +398,7 @@ class RunBuilder {
     const bool did_not_run = row_.error_occurred || row_.skipped;
     Repetition rep;
     rep.index = row_.repetition_index.value_or(-1);
+    rep.process = row_.process_index.value_or(-1);
     if (!did_not_run || row_.real_time || row_.cpu_time) {
       if (!check_times(false, rep.real_ns, rep.cpu_ns)) return false;
     }
@@ -400,7 +414,7 @@ class RunBuilder {
     } else {
       bench.repetitions.push_back(rep);
       for (auto& [counter_name, value] : row_.counters) {
-        add_counter(bench, counter_name, value);
+        add_counter(bench, counter_name, value, rep.process);
       }
     }
     return true;
@@ -448,14 +462,15 @@ class RunBuilder {
     }
   }
 
-  static void add_counter(Benchmark& bench, const std::string& name, double value) {
+  static void add_counter(Benchmark& bench, const std::string& name, double value, int64_t process) {
     for (CounterSeries& series : bench.counters) {
       if (series.name == name) {
         series.values.push_back(value);
+        series.processes.push_back(process);
         return;
       }
     }
-    bench.counters.push_back(CounterSeries{name, {value}});
+    bench.counters.push_back(CounterSeries{name, {value}, {process}});
   }
 
  public:

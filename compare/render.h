@@ -28,4 +28,13 @@ std::string significance_text(const Report& report);
 // "base.json vs new.json" or "RUN.json: torch vs fused".
 std::string report_title(const Report& report);
 
+// Whether a compared pair has a side whose samples come from 2 or more processes (rows with
+// process_index, as gptbench-premerge writes them): the tables then have a "Processes" column
+// next to CV. Runs without process_index render as before.
+bool shows_processes(const Report& report);
+
+// That column's cell: the larger process spread of the two sides and each side's number of
+// processes, "11.2% (3/3)"; "-" when neither side has 2 processes.
+std::string process_cell(const MetricComparison& metric);
+
 }  // namespace gptbench::compare

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "format.h"
+
 namespace gptbench::compare {
 
 std::vector<const PairResult*> notable_results(const Report& report) {
@@ -24,6 +26,20 @@ std::string significance_text(const Report& report) {
                   to_string(settings.correction), report.summary.tested_pairs, report.summary.p_cutoff);
   }
   return buf;
+}
+
+bool shows_processes(const Report& report) {
+  for (const PairResult& result : report.results) {
+    if (result.verdict == Verdict::kBroken || result.verdict == Verdict::kNotCompared) continue;
+    if (result.time.base.processes >= 2 || result.time.contender.processes >= 2) return true;
+  }
+  return false;
+}
+
+std::string process_cell(const MetricComparison& metric) {
+  if (metric.base.processes < 2 && metric.contender.processes < 2) return "-";
+  const auto count = [](const SideStats& side) { return side.processes == 0 ? std::string("-") : std::to_string(side.processes); };
+  return format_percent(metric.process_spread) + " (" + count(metric.base) + "/" + count(metric.contender) + ")";
 }
 
 std::string report_title(const Report& report) {

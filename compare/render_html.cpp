@@ -103,7 +103,8 @@ std::string change_chart(const Report& report) {
   std::ostringstream out;
   out << "<h2>Change per benchmark (" << report.contender_label << " vs " << report.base_label << ")</h2>\n";
   out << "<p class='note'>Dot: change of the median time (right is slower). Whisker: approximate 95% interval "
-         "of the change, from the spread (MAD) of the repetitions. Shaded band: &plusmn; threshold."
+         "of the change, from the spread (MAD) of the repetitions, at least the spread of the processes' medians "
+         "where the samples come from several processes. Shaded band: &plusmn; threshold."
       << (total > rows.size() ? " Showing the " + std::to_string(rows.size()) + " largest of " +
                                     std::to_string(total) + " changes."
                               : std::string())
@@ -184,10 +185,12 @@ std::string family_chart(const Report& report) {
 }
 
 std::string results_table(const Report& report, const std::vector<const PairResult*>& rows) {
+  const bool processes = shows_processes(report);
   std::ostringstream out;
   out << "<table><tr><th>Benchmark</th><th>" << html_escape(report.base_label) << "</th><th>"
       << html_escape(report.contender_label)
-      << "</th><th>Change</th><th>&plusmn;95%</th><th>p-value</th><th>CV</th><th>Verdict</th><th>Why</th></tr>\n";
+      << "</th><th>Change</th><th>&plusmn;95%</th><th>p-value</th><th>CV</th>"
+      << (processes ? "<th>Processes</th>" : "") << "<th>Verdict</th><th>Why</th></tr>\n";
   for (const PairResult* result : rows) {
     out << "<tr><td class='name'>" << html_escape(result->name) << "</td>";
     if (result->verdict != Verdict::kBroken && result->verdict != Verdict::kNotCompared) {
@@ -197,9 +200,10 @@ std::string results_table(const Report& report, const std::vector<const PairResu
           << "</td><td>" << html_escape(format_percent(time.uncertainty)) << "</td><td>"
           << (time.tested ? format_p_value(time.u_test.p_value) : "-") << "</td><td>"
           << html_escape(format_percent(time.cv)) << "</td>";
+      if (processes) out << "<td>" << html_escape(process_cell(time)) << "</td>";
     } else {
       out << "<td>" << to_string(result->base_status) << "</td><td>" << to_string(result->contender_status)
-          << "</td><td></td><td></td><td></td><td></td>";
+          << "</td><td></td><td></td><td></td><td></td>" << (processes ? "<td></td>" : "");
     }
     const std::string& why = result->status_message.empty() ? result->time.reason : result->status_message;
     out << "<td class='verdict' style='color:" << verdict_fill(result->verdict) << "'>" << to_string(result->verdict)

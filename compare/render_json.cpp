@@ -12,9 +12,20 @@ using nlohmann::json;
 constexpr int kFormatVersion = 1;
 
 json side_json(const SideStats& side) {
-  return json{{"n", side.n},         {"median", side.median}, {"mean", side.mean},
-              {"stddev", side.stddev}, {"cv", side.cv},       {"min", side.min},
-              {"max", side.max},     {"mad", side.mad}, {"median_error", side.median_error}, {"aggregates_only", side.aggregates_only}, {"samples", side.samples}};
+  return json{{"n", side.n},
+              {"median", side.median},
+              {"mean", side.mean},
+              {"stddev", side.stddev},
+              {"cv", side.cv},
+              {"min", side.min},
+              {"max", side.max},
+              {"mad", side.mad},
+              {"median_error", side.median_error},
+              {"processes", side.processes},
+              {"process_medians", side.process_medians},
+              {"process_spread", side.process_spread},
+              {"aggregates_only", side.aggregates_only},
+              {"samples", side.samples}};
 }
 
 json metric_json(const MetricComparison& metric) {
@@ -26,6 +37,7 @@ json metric_json(const MetricComparison& metric) {
            {"threshold", metric.threshold},
            {"uncertainty", metric.uncertainty},
            {"cv", metric.cv},
+           {"process_spread", metric.process_spread},
            {"verdict", to_string(metric.verdict)},
            {"reason", metric.reason}};
   if (metric.tested) {

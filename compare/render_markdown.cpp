@@ -10,25 +10,27 @@ namespace {
 
 constexpr size_t kMaxListed = 50;  // added/removed names listed before "and N more"
 
-void table_header(std::ostringstream& out, const Report& report) {
+void table_header(std::ostringstream& out, const Report& report, bool processes) {
   out << "| Benchmark | " << markdown_escape(report.base_label) << " | " << markdown_escape(report.contender_label)
-      << " | Change | ±95% | p-value | CV | Verdict |\n";
-  out << "|---|---:|---:|---:|---:|---:|---:|---|\n";
+      << " | Change | ±95% | p-value | CV | " << (processes ? "Processes | " : "") << "Verdict |\n";
+  out << "|---|---:|---:|---:|---:|---:|---:|" << (processes ? "---:|" : "") << "---|\n";
 }
 
-void table_row(std::ostringstream& out, const PairResult& result) {
+void table_row(std::ostringstream& out, const PairResult& result, bool processes) {
   out << "| `" << result.name << "` | ";
   if (result.verdict == Verdict::kBroken || result.verdict == Verdict::kNotCompared) {
-    out << to_string(result.base_status) << " | " << to_string(result.contender_status) << " | | | | | **"
-        << to_string(result.verdict) << "**: " << markdown_escape(result.status_message) << " |\n";
+    out << to_string(result.base_status) << " | " << to_string(result.contender_status) << " | | | | | "
+        << (processes ? "| " : "") << "**" << to_string(result.verdict)
+        << "**: " << markdown_escape(result.status_message) << " |\n";
     return;
   }
   const MetricComparison& time = result.time;
   const bool bold = result.verdict == Verdict::kRegression || result.verdict == Verdict::kImprovement;
   out << format_time(time.base.median) << " | " << format_time(time.contender.median) << " | "
       << format_change(time.change) << " | " << format_percent(time.uncertainty) << " | "
-      << (time.tested ? format_p_value(time.u_test.p_value) : "-") << " | " << format_percent(time.cv) << " | " << (bold ? "**" : "") << to_string(result.verdict) << (bold ? "**" : "")
-      << " |\n";
+      << (time.tested ? format_p_value(time.u_test.p_value) : "-") << " | " << format_percent(time.cv) << " | ";
+  if (processes) out << process_cell(time) << " | ";
+  out << (bold ? "**" : "") << to_string(result.verdict) << (bold ? "**" : "") << " |\n";
 }
 
 void name_list(std::ostringstream& out, const std::string& title, const std::vector<std::string>& names) {
@@ -70,18 +72,19 @@ std::string render_markdown(const Report& report) {
         << " | " << family.pairs << " |\n";
   }
 
+  const bool processes = shows_processes(report);
   const std::vector<const PairResult*> notable = notable_results(report);
   if (!notable.empty()) {
     out << "\n#### Changes\n\n";
-    table_header(out, report);
-    for (const PairResult* result : notable) table_row(out, *result);
+    table_header(out, report, processes);
+    for (const PairResult* result : notable) table_row(out, *result, processes);
   }
   name_list(out, "Only in " + report.base_label, report.removed);
   name_list(out, "Only in " + report.contender_label, report.added);
 
   out << "\n<details><summary>All " << report.results.size() << " benchmarks</summary>\n\n";
-  table_header(out, report);
-  for (const PairResult& result : report.results) table_row(out, result);
+  table_header(out, report, processes);
+  for (const PairResult& result : report.results) table_row(out, result, processes);
   out << "\n</details>\n";
   return out.str();
 }

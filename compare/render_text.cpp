@@ -43,8 +43,10 @@ std::string pad(const std::string& text, size_t width, bool right = false) {
   return right ? fill + text : text + fill;
 }
 
+constexpr size_t kCells = 8;  // the last, "Processes", only when the report has processes
+
 struct Row {
-  std::string cells[7];
+  std::string cells[kCells];
   Verdict verdict;
 };
 
@@ -64,6 +66,7 @@ Row time_row(const PairResult& result) {
   row.cells[4] = format_percent(time.uncertainty);
   row.cells[5] = time.tested ? format_p_value(time.u_test.p_value) : "-";
   row.cells[6] = format_percent(time.cv);
+  row.cells[7] = process_cell(time);
   return row;
 }
 
@@ -92,21 +95,21 @@ std::string render_text(const Report& report, const TextOptions& options) {
   }
   out << "\n";
 
-  constexpr size_t kCells = 7;
-  const char* headers[kCells + 1] = {"Benchmark", report.base_label.c_str(), report.contender_label.c_str(), "Change",
-                                     "+/-95%",    "p-value",                 "CV",                             "Verdict"};
+  const char* headers[kCells] = {"Benchmark", report.base_label.c_str(), report.contender_label.c_str(), "Change",
+                                 "+/-95%",    "p-value",                 "CV",                             "Processes"};
+  const size_t cells = shows_processes(report) ? kCells : kCells - 1;
   std::vector<Row> rows;
   rows.reserve(report.results.size());
   for (const PairResult& result : report.results) rows.push_back(time_row(result));
   size_t widths[kCells];
-  for (size_t c = 0; c < kCells; ++c) {
+  for (size_t c = 0; c < cells; ++c) {
     widths[c] = std::string(headers[c]).size();
     for (const Row& row : rows) widths[c] = std::max(widths[c], row.cells[c].size());
   }
-  for (size_t c = 0; c < kCells; ++c) out << pad(headers[c], widths[c], c > 0) << "  ";
-  out << headers[kCells] << "\n";
+  for (size_t c = 0; c < cells; ++c) out << pad(headers[c], widths[c], c > 0) << "  ";
+  out << "Verdict\n";
   for (const Row& row : rows) {
-    for (size_t c = 0; c < kCells; ++c) out << pad(row.cells[c], widths[c], c > 0) << "  ";
+    for (size_t c = 0; c < cells; ++c) out << pad(row.cells[c], widths[c], c > 0) << "  ";
     out << paint(upper(to_string(row.verdict)), verdict_color(row.verdict)) << "\n";
   }
 

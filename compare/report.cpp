@@ -7,7 +7,7 @@ namespace gptbench::compare {
 namespace {
 
 SideStats side_stats(const Benchmark& bench, TimeKind kind) {
-  if (!bench.repetitions.empty()) return describe(bench.samples(kind));
+  if (!bench.repetitions.empty()) return describe(bench.samples(kind), bench.processes());
   // Aggregates only (--benchmark_report_aggregates_only): median, else mean.
   SideStats stats;
   stats.aggregates_only = true;
@@ -33,7 +33,7 @@ SideStats side_stats(const Benchmark& bench, TimeKind kind) {
 }
 
 SideStats counter_stats(const Benchmark& bench, const std::string& name) {
-  if (const CounterSeries* series = bench.counter(name)) return describe(series->values);
+  if (const CounterSeries* series = bench.counter(name)) return describe(series->values, series->processes);
   SideStats stats;
   stats.aggregates_only = true;
   for (const char* aggregate_name : {"median", "mean"}) {

@@ -22,6 +22,13 @@ std::vector<double> Benchmark::samples(TimeKind kind) const {
   return out;
 }
 
+std::vector<int64_t> Benchmark::processes() const {
+  std::vector<int64_t> out;
+  out.reserve(repetitions.size());
+  for (const Repetition& rep : repetitions) out.push_back(rep.process);
+  return out;
+}
+
 const Aggregate* Benchmark::aggregate(const std::string& aggregate_name) const {
   for (const Aggregate& agg : aggregates) {
     if (agg.name == aggregate_name) return &agg;
@@ -53,14 +60,17 @@ std::string benchmark_difference(const Benchmark& a, const Benchmark& b) {
   if (a.repetitions.size() != b.repetitions.size()) return "number of repetitions";
   for (size_t i = 0; i < a.repetitions.size(); ++i) {
     const Repetition &x = a.repetitions[i], &y = b.repetitions[i];
-    if (x.index != y.index || !same_bits(x.real_ns, y.real_ns) || !same_bits(x.cpu_ns, y.cpu_ns)) {
+    if (x.index != y.index || x.process != y.process || !same_bits(x.real_ns, y.real_ns) ||
+        !same_bits(x.cpu_ns, y.cpu_ns)) {
       return "repetition " + std::to_string(i);
     }
   }
   if (a.counters.size() != b.counters.size()) return "number of counters";
   for (size_t i = 0; i < a.counters.size(); ++i) {
     const CounterSeries &x = a.counters[i], &y = b.counters[i];
-    if (x.name != y.name || x.values.size() != y.values.size()) return "counter " + x.name;
+    if (x.name != y.name || x.values.size() != y.values.size() || x.processes != y.processes) {
+      return "counter " + x.name;
+    }
     for (size_t j = 0; j < x.values.size(); ++j) {
       if (!same_bits(x.values[j], y.values[j])) return "counter " + x.name + " value " + std::to_string(j);
     }

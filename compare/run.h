@@ -21,7 +21,8 @@ enum class TimeKind { kReal, kCpu };
 
 // One timed repetition (an "iteration" row of the JSON).
 struct Repetition {
-  int64_t index = -1;  // repetition_index; -1 when the row has none
+  int64_t index = -1;    // repetition_index; -1 when the row has none
+  int64_t process = -1;  // process_index (the process that took it); -1 when the row has none
   double real_ns = 0;
   double cpu_ns = 0;
 };
@@ -29,7 +30,8 @@ struct Repetition {
 // A user counter over the repetitions: one value per iteration row carrying it.
 struct CounterSeries {
   std::string name;
-  std::vector<double> values;  // may hold NaN/inf when the JSON wrote them
+  std::vector<double> values;      // may hold NaN/inf when the JSON wrote them
+  std::vector<int64_t> processes;  // process_index of each value's row (-1: none)
 };
 
 // An aggregate row (_mean, _median, _stddev, _cv, or a user statistic).
@@ -55,6 +57,8 @@ struct Benchmark {
 
   // Samples of the chosen time, one per repetition that ran.
   std::vector<double> samples(TimeKind kind) const;
+  // The process_index of each of those samples (-1 where the row has none).
+  std::vector<int64_t> processes() const;
   const Aggregate* aggregate(const std::string& aggregate_name) const;
   const CounterSeries* counter(const std::string& counter_name) const;
 };

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <string>
 
 namespace gptbench::compare {
@@ -19,13 +20,31 @@ std::string percent(double fraction) { return number(fraction * 100, "%.1f%%"); 
 
 std::string signed_percent(double fraction) { return number(fraction * 100, "%+.1f%%"); }
 
+bool spread_too_wide(const SideStats& side, double threshold) {
+  return side.processes >= 2 && side.process_spread > threshold;
+}
+
+// "the base side's 3 processes differ by 11.2% (median to median)"
+std::string process_text(const SideStats& side, const char* name) {
+  return std::string("the ") + name + " side's " + std::to_string(side.processes) + " processes differ by " +
+         percent(side.process_spread) + " (median to median)";
+}
+
 // What makes a metric too noisy for its threshold, e.g. "CV 22.0% (new)".
 std::string noise_text(const MetricComparison& metric) {
   std::string out;
   const auto add = [&](const std::string& part) { out += (out.empty() ? "" : ", ") + part; };
   if (metric.base.cv > metric.threshold) add("CV " + percent(metric.base.cv) + " (base)");
   if (metric.contender.cv > metric.threshold) add("CV " + percent(metric.contender.cv) + " (new)");
-  if (metric.uncertainty > metric.threshold) add("change known to +/-" + percent(metric.uncertainty));
+  const bool base_spread = spread_too_wide(metric.base, metric.threshold);
+  const bool new_spread = spread_too_wide(metric.contender, metric.threshold);
+  if (base_spread) add(process_text(metric.base, "base"));
+  if (new_spread) add(process_text(metric.contender, "new"));
+  // An interval as wide as a process spread says nothing new: print it when the samples'
+  // own spread makes it wider.
+  if (metric.uncertainty > metric.threshold && metric.uncertainty > metric.process_spread) {
+    add("change known to +/-" + percent(metric.uncertainty));
+  }
   return out;
 }
 
@@ -53,6 +72,30 @@ double relative_median_error(double spread, double center, size_t n) {
   return kMedianEfficiency * spread / (center * std::sqrt(static_cast<double>(n)));
 }
 
+SideStats describe(std::vector<double> samples, const std::vector<int64_t>& processes) {
+  SideStats stats = describe(std::move(samples));
+  if (processes.size() != stats.samples.size()) return stats;
+  std::map<int64_t, std::vector<double>> by_process;  // -1 (no process_index) sorts first
+  bool named = false;
+  for (size_t i = 0; i < processes.size(); ++i) {
+    by_process[processes[i]].push_back(stats.samples[i]);
+    named = named || processes[i] >= 0;
+  }
+  if (!named) return stats;
+  stats.processes = by_process.size();
+  for (auto& [process, values] : by_process) stats.process_medians.push_back(median(std::move(values)));
+  if (stats.processes >= 2) {
+    const auto [lo, hi] = std::minmax_element(stats.process_medians.begin(), stats.process_medians.end());
+    const double range = *hi - *lo;
+    if (stats.median > 0) {
+      stats.process_spread = range / stats.median;
+    } else {
+      stats.process_spread = range > 0 ? std::numeric_limits<double>::infinity() : 0;
+    }
+  }
+  return stats;
+}
+
 SideStats describe(std::vector<double> samples) {
   SideStats stats;
   stats.n = samples.size();
@@ -76,7 +119,8 @@ SideStats describe(std::vector<double> samples) {
 
 bool too_noisy(const MetricComparison& metric) {
   return metric.uncertainty > metric.threshold || metric.base.cv > metric.threshold ||
-         metric.contender.cv > metric.threshold;
+         metric.contender.cv > metric.threshold || spread_too_wide(metric.base, metric.threshold) ||
+         spread_too_wide(metric.contender, metric.threshold);
 }
 
 size_t repetitions_needed(double alpha) {
@@ -98,8 +142,15 @@ MetricComparison compare_metric(SideStats base, SideStats contender, Direction d
   }
   out.change = out.ratio - 1;
   out.cv = std::max(base.cv, contender.cv);
+  out.process_spread = std::max(base.process_spread, contender.process_spread);
   out.uncertainty = kInterval95 * std::hypot(base.median_error, contender.median_error);
   if (std::isnan(out.uncertainty)) out.uncertainty = std::numeric_limits<double>::infinity();
+  // Samples of one process share its offset, so the median of a side is known no better than
+  // its processes agree: for 3 processes per side with a process effect of standard deviation
+  // s, the larger of the two sides' spreads (ranges of 3 medians) is about 2.1 s on average,
+  // a little wider than the 1.96 * s * sqrt(2/3) = 1.6 s of a 95% interval of the difference
+  // of two means of 3, as suits an estimate from so few processes.
+  out.uncertainty = std::max(out.uncertainty, out.process_spread);
   out.base = std::move(base);
   out.contender = std::move(contender);
 
@@ -139,9 +190,11 @@ MetricComparison compare_metric(SideStats base, SideStats contender, Direction d
     // Checked first: a significant change on samples this spread out is not
     // one to gate on (nor to call "same").
     out.verdict = Verdict::kUnreliable;
+    const bool processes_differ = spread_too_wide(out.base, threshold) || spread_too_wide(out.contender, threshold);
     out.reason = "too noisy: " + noise_text(out) + ", wider than the threshold " + percent(threshold) + " (change " +
-                 signed_percent(out.change) + ", " + p_text +
-                 "); add repetitions, quiet the machine or raise the threshold";
+                 signed_percent(out.change) + ", " + p_text + "); " +
+                 (processes_differ ? "run more processes, quiet the machine (pin the CPUs) or raise the threshold"
+                                   : "add repetitions, quiet the machine or raise the threshold");
   } else if (significant && large) {
     out.verdict = worse ? Verdict::kRegression : Verdict::kImprovement;
     out.reason = p_text + " < " + number(alpha, "%g") + " and |change| " + percent(std::fabs(out.change)) + " > " +

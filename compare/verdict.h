@@ -40,9 +40,20 @@ struct SideStats {
   double max = 0;
   bool aggregates_only = false;  // no iteration rows: median/mean from aggregate rows
   std::vector<double> samples;
+  // Which process took the samples (the rows' process_index, written by gptbench-premerge):
+  // the number of distinct processes (0 when no row names one; rows without one among rows
+  // with one count as one more process), the median of each (in process_index order), and
+  // the process spread: (max - min of those medians) / median, 0 with fewer than 2 processes.
+  // Samples of one process are not independent replicates of the binary: a process-level
+  // offset (CPU placement, allocator layout, ...) is shared by all of them.
+  size_t processes = 0;
+  std::vector<double> process_medians;
+  double process_spread = 0;
 };
 
 SideStats describe(std::vector<double> samples);
+// The same, with the process_index of each sample (-1: none; same length as samples).
+SideStats describe(std::vector<double> samples, const std::vector<int64_t>& processes);
 
 // Relative standard error of a median from a spread estimate and n.
 double relative_median_error(double spread, double median, size_t n);
@@ -55,10 +66,12 @@ struct MetricComparison {
   double change = 0;     // ratio - 1
   double threshold = 0;  // minimum |change| that counts
   double cv = 0;         // max(cv base, cv contender)
-  // Half-width of an approximate 95% interval of `change`:
-  // 1.96 * sqrt(median_error_base^2 + median_error_contender^2).
-  // Any verdict but "unreliable" needs this, and the CV of both sides, within
-  // the threshold (see too_noisy).
+  double process_spread = 0;  // max(process_spread base, process_spread contender)
+  // Half-width of an approximate 95% interval of `change`: the larger of
+  // 1.96 * sqrt(median_error_base^2 + median_error_contender^2) (from the samples' own
+  // spread) and process_spread (where a side's samples come from 2 or more processes).
+  // Any verdict but "unreliable" needs this, the CV and the process spread of both
+  // sides within the threshold (see too_noisy).
   double uncertainty = 0;
   bool tested = false;   // the U test ran
   UTestResult u_test;
@@ -70,8 +83,9 @@ struct MetricComparison {
 MetricComparison compare_metric(SideStats base, SideStats contender, Direction direction, double alpha,
                                 double threshold);
 
-// Noise wider than the threshold: the change's uncertainty, or the CV of
-// either side. Such a metric is "unreliable", whatever its p-value.
+// Noise wider than the threshold: the change's uncertainty, the CV of either
+// side, or the process spread of either side. Such a metric is "unreliable",
+// whatever its p-value.
 bool too_noisy(const MetricComparison& metric);
 
 // Holm's step-down over `tests` tests of `what` ("pairs") left `cutoff` as the

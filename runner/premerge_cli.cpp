@@ -36,9 +36,10 @@ PremergeCliResult parse_premerge_cli(const std::vector<std::string>& args) {
   PremergeCliResult r;
   PremergeConfig& c = r.config;
   CLI::App app(
-      "gptbench-premerge: a fast pre-merge performance check with one resident worker per side. "
-      "Samples each selected benchmark on the base and the new suite binary, interleaved in "
-      "seeded random order, until the change is decided or a limit is reached, and writes "
+      "gptbench-premerge: a fast pre-merge performance check with resident workers. In each of "
+      "--processes epochs it starts a fresh worker per side and samples each selected benchmark on "
+      "the base and the new suite binary, interleaved in seeded random order; the last epoch goes "
+      "on until the change is decided over all epochs' samples or a limit is reached. It writes "
       "OUT/base.json and OUT/new.json for `gptbench-compare benchmarks` (the gate) and "
       "OUT/premerge.json (docs/premerge.md).",
       "gptbench-premerge");
@@ -58,16 +59,22 @@ PremergeCliResult parse_premerge_cli(const std::vector<std::string>& args) {
       ->check(CLI::Range(1e-12, 0.5))
       ->capture_default_str();
   app.add_option("--config", config_file, "per-family thresholds (gptbench-compare's --config format)");
-  app.add_option("--min-samples", c.min_samples, "samples per side before a benchmark can be decided")
+  app.add_option("--processes", c.processes,
+                 "epochs, each with a fresh worker process per side: the spread between processes of one "
+                 "binary counts as noise (1: one worker per side for the whole check)")
+      ->check(CLI::Range(size_t{1}, size_t{1000}))
+      ->capture_default_str();
+  app.add_option("--min-samples", c.min_samples, "samples per side and epoch before a benchmark can be decided")
       ->check(CLI::Range(size_t{2}, size_t{100000}))
       ->capture_default_str();
-  app.add_option("--max-samples", c.max_samples, "samples per side at most")
+  app.add_option("--max-samples", c.max_samples,
+                 "samples per side at most, over all epochs (each takes at most ceil(max / processes))")
       ->check(CLI::Range(size_t{2}, size_t{100000}))
       ->capture_default_str();
   app.add_option("--sample-time", c.sample_time_s, "seconds timed per sample (the worker's min_time)")
       ->check(CLI::Range(0.0, 60.0))
       ->capture_default_str();
-  app.add_option("--max-seconds", c.max_seconds, "sampling wall time per benchmark at most")
+  app.add_option("--max-seconds", c.max_seconds, "sampling wall time per benchmark at most, over all epochs")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--timeout", c.timeout_s, "seconds a worker may take for one request before it is declared hung")

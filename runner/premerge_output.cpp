@@ -1,5 +1,6 @@
 #include "premerge_output.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -19,7 +20,7 @@ using nlohmann::json;
 const std::set<std::string>& row_fields() {
   static const std::set<std::string> fields = {
       "name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions",
-      "repetition_index", "threads", "iterations", "real_time", "cpu_time", "time_unit",
+      "repetition_index", "process_index", "threads", "iterations", "real_time", "cpu_time", "time_unit",
       "error_occurred", "error_message", "skipped", "skip_message", "aggregate_name", "aggregate_unit",
       "label"};
   return fields;
@@ -44,6 +45,9 @@ json sample_row(const BenchmarkRecord& b, const SideRecord& s, size_t i) {
            {"real_time", s.real_ns[i]},
            {"cpu_time", s.real_ns[i]},
            {"time_unit", "ns"}};
+  // The epoch, i.e. the side's worker process, that took the sample (gptbench-compare's
+  // process spread).
+  if (i < s.process_index.size()) row["process_index"] = s.process_index[i];
   if (i < s.counters.size() && s.counters[i].is_object())
     for (const auto& [key, value] : s.counters[i].items())
       if (value.is_number() && !row_fields().count(key)) row[key] = value;
@@ -61,6 +65,7 @@ json side_context(const PremergeRecord& record, Side side) {
   if (!worker.argv.empty()) context["executable"] = worker.argv.front();
   context["premerge_seed"] = std::to_string(s.seed);
   context["premerge_sample_time"] = number_text(s.sample_time_s);
+  context["premerge_processes"] = std::to_string(s.processes);
   context["premerge_cpu_time"] = "same as real_time (a worker reports one time per sample)";
   if (!s.cpus.empty()) context["premerge_cpus"] = s.cpus;
   return context;
@@ -76,11 +81,23 @@ json per_side(const BenchmarkRecord& b, const std::function<json(const SideRecor
   return out;
 }
 
-json benchmark_entry(const BenchmarkRecord& b) {
+// Samples of a side per epoch (process), one count per epoch of the check.
+json samples_per_process(const SideRecord& s, size_t processes) {
+  std::vector<size_t> counts(processes, 0);
+  for (int64_t e : s.process_index)
+    if (e >= 0) {
+      if (static_cast<size_t>(e) >= counts.size()) counts.resize(static_cast<size_t>(e) + 1, 0);
+      ++counts[static_cast<size_t>(e)];
+    }
+  return json(counts);
+}
+
+json benchmark_entry(const BenchmarkRecord& b, size_t processes) {
   json entry{{"name", b.name},
              {"sides", b.on_both_sides() ? "both" : b.side(Side::kBase).listed ? "base" : "new"},
              {"stop", to_string(b.stop)},
              {"samples", per_side(b, [](const SideRecord& s) { return json(s.real_ns.size()); })},
+             {"samples_per_process", per_side(b, [&](const SideRecord& s) { return samples_per_process(s, processes); })},
              {"lost", per_side(b, [](const SideRecord& s) { return json(s.lost); })},
              {"worker_restarts", per_side(b, [](const SideRecord& s) { return json(s.worker_losses); })},
              {"prepare_s", per_side(b, [](const SideRecord& s) { return json(s.prepare_s); })},
@@ -88,7 +105,8 @@ json benchmark_entry(const BenchmarkRecord& b) {
              {"errors", per_side(b, [](const SideRecord& s) { return s.error.empty() ? json(nullptr) : json(s.error); })},
              {"threshold", b.threshold},
              {"alpha", b.alpha},
-             {"wall_s", b.wall_s}};
+             {"wall_s", b.wall_s},
+             {"sampling_s", b.sampling_s}};
   if (b.comparison) {
     const compare::MetricComparison& c = *b.comparison;
     entry["ratio"] = number_or_null(c.ratio);
@@ -98,18 +116,31 @@ json benchmark_entry(const BenchmarkRecord& b) {
     entry["p_value"] = c.tested ? number_or_null(c.u_test.p_value) : json(nullptr);
     entry["median_ns"] = {{"base", number_or_null(c.base.median)}, {"new", number_or_null(c.contender.median)}};
     entry["cv"] = {{"base", number_or_null(c.base.cv)}, {"new", number_or_null(c.contender.cv)}};
+    entry["process_spread"] = {{"base", number_or_null(c.base.process_spread)},
+                               {"new", number_or_null(c.contender.process_spread)}};
   } else {
-    for (const char* key : {"ratio", "ratio_interval", "change", "uncertainty", "p_value"}) entry[key] = nullptr;
+    for (const char* key : {"ratio", "ratio_interval", "change", "uncertainty", "p_value", "process_spread"})
+      entry[key] = nullptr;
   }
   return entry;
 }
 
+json numbers_or_nulls(const std::vector<double>& values) {
+  json out = json::array();
+  for (double v : values) out.push_back(number_or_null(v));
+  return out;
+}
+
 json worker_entry(const WorkerRecord& w) {
+  // Starts beyond the one at the beginning of each epoch: restarts after a lost worker.
+  const size_t planned = std::max<size_t>(w.epoch_starts, w.starts > 0 ? 1 : 0);
   return json{{"argv", w.argv},
               {"startup_s", number_or_null(w.startup_s)},
               {"start_wall_s", number_or_null(w.start_wall_s)},
+              {"epoch_startup_s", numbers_or_nulls(w.epoch_startup_s)},
+              {"epoch_start_wall_s", numbers_or_nulls(w.epoch_start_wall_s)},
               {"starts", w.starts},
-              {"restarts", w.starts > 0 ? w.starts - 1 : 0},
+              {"restarts", w.starts > planned ? w.starts - planned : 0},
               {"start_failures", w.start_failures},
               {"context", w.context}};
 }
@@ -140,7 +171,7 @@ json premerge_document(const PremergeRecord& record) {
   json samples = json::object(), lost = json::object(), restarts = json::object();
   for (Side side : kSides) samples[side_name(side)] = lost[side_name(side)] = restarts[side_name(side)] = 0;
   for (const BenchmarkRecord& b : record.benchmarks) {
-    benchmarks.push_back(benchmark_entry(b));
+    benchmarks.push_back(benchmark_entry(b, s.processes));
     ++stops[to_string(b.stop)];
     for (Side side : kSides) {
       const SideRecord& r = b.side(side);
@@ -160,8 +191,10 @@ json premerge_document(const PremergeRecord& record) {
         {"alpha_per_benchmark", record.compared > 0 ? s.alpha / static_cast<double>(record.compared) : s.alpha},
         {"threshold", s.default_threshold},
         {"thresholds_by_prefix", prefixes},
+        {"processes", s.processes},
         {"min_samples", s.min_samples},
         {"max_samples", s.max_samples},
+        {"samples_per_process", s.samples_per_process},
         {"sample_time_s", s.sample_time_s},
         {"max_seconds", s.max_seconds},
         {"timeout_s", s.timeout_s},

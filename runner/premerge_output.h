@@ -2,13 +2,14 @@
 //  - base.json, new.json: Google Benchmark JSON that `gptbench-compare benchmarks base.json
 //    new.json` reads unchanged. context: the side's worker context plus "premerge": "resident
 //    workers", date, host_name, executable and the premerge_* settings. One iteration row per
-//    sample (repetitions = the side's samples, repetition_index 0..n-1, iterations = calls in
-//    the sample, real_time = cpu_time = nanoseconds per call, the worker's counters); a side
+//    sample (repetitions = the side's samples, repetition_index 0..n-1, process_index = the
+//    epoch whose worker process took it, iterations = calls in the sample, real_time =
+//    cpu_time = nanoseconds per call, the worker's counters); a side
 //    that errored on a benchmark (crashed twice, skipped, refused) has one errored row, as
 //    Google Benchmark writes SkipWithError.
-//  - premerge.json: settings, per side the worker's start-up and restarts, per benchmark the
-//    stop reason, samples, lost samples, restarts, prepare times, the change and its interval;
-//    totals.
+//  - premerge.json: settings, per side the workers' start-up (per epoch) and restarts, per
+//    benchmark the stop reason, samples (and per process), lost samples, restarts, prepare
+//    times, the change, its interval and the process spreads; totals.
 #pragma once
 
 #include <string>

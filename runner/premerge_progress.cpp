@@ -31,6 +31,7 @@ std::string format_benchmark_line(const BenchmarkLine& l) {
   char head[64];
   std::snprintf(head, sizeof head, "[%*zu/%zu] ", digits, l.position, l.total);
   std::string line = head + l.name;
+  if (l.epochs > 1) line += "  epoch " + std::to_string(l.epoch) + "/" + std::to_string(l.epochs);
   line += "  n=" + count_text(l.base_samples) + "/" + count_text(l.new_samples);
   if (l.change && std::isfinite(*l.change)) {
     line += "  change " + percent(*l.change, true);

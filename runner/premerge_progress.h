@@ -1,6 +1,6 @@
-// gptbench-premerge's lines on stderr: one per benchmark when it is done,
-//   [ 3/12] gemm/torch/bf16/...  n=12/12  change +0.4% ±0.3%  decided-same  (elapsed 0:42, ETA 1:10)
-// (n = base/new samples), redrawn in place while it is sampled when stderr is a terminal, and
+// gptbench-premerge's lines on stderr: one per benchmark and epoch when its part is done,
+//   [ 3/12] gemm/torch/bf16/...  epoch 3/3  n=15/15  change +0.4% ±0.3%  decided-same  (elapsed 0:42, ETA 1:10)
+// (n = base/new samples over the epochs so far; no epoch with a single one), redrawn in place while it is sampled when stderr is a terminal, and
 // notes about workers (lost, restarted) on lines of their own.
 #pragma once
 
@@ -15,6 +15,7 @@ struct BenchmarkLine {
   size_t position = 0;  // 1-based
   size_t total = 0;
   std::string name;
+  size_t epoch = 0, epochs = 0;                     // 1-based; shown when epochs > 1
   std::optional<size_t> base_samples, new_samples;  // absent: the side does not list it
   std::optional<double> change, uncertainty;        // fractions; absent until compared
   std::string status;                               // stop reason, or "sampling"

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <chrono>
@@ -69,7 +70,13 @@ uint64_t random_seed() {
   return (static_cast<uint64_t>(device()) << 32) ^ device();
 }
 
-// One side's worker across the check: its first start, and restarts when a request lost it.
+// "epoch 2/3: " when the check has several epochs, else "".
+std::string epoch_prefix(size_t epoch, size_t epochs) {
+  return epochs > 1 ? "epoch " + std::to_string(epoch + 1) + "/" + std::to_string(epochs) + ": " : "";
+}
+
+// One side's workers across the check: a fresh one at the start of each epoch, and restarts
+// when a request lost it.
 class SideWorker {
  public:
   SideWorker(WorkerSpec spec, WorkerRecord& record, PremergeConsole& console)
@@ -77,17 +84,35 @@ class SideWorker {
     record_.argv = client_.spec().argv;
   }
 
-  // The first start; throws WorkerStartError.
-  void start_first() {
+  // Ends the current worker (quit, or killed when it does not go).
+  void stop() { client_.stop(); }
+
+  // The worker of epoch `epoch` (none may run). In the first epoch a failure throws
+  // WorkerStartError; later it counts as a failed restart, and the side's benchmarks try again
+  // (ensure_running) until the side is given up on.
+  void start_epoch(size_t epoch, size_t epochs) {
+    const double nan = std::nan("");
+    record_.epoch_startup_s.push_back(nan);
+    record_.epoch_start_wall_s.push_back(nan);
+    if (!given_up_.empty()) return;
+    ++record_.epoch_starts;
     try {
       const WorkerReady ready = client_.start();
       record_.starts = client_.starts();
-      record_.context = ready.context;
-      record_.startup_s = ready.startup_s;
-      record_.start_wall_s = ready.wall_s;
-    } catch (...) {
+      if (epoch == 0) {
+        record_.context = ready.context;
+        record_.startup_s = ready.startup_s;
+        record_.start_wall_s = ready.wall_s;
+      }
+      record_.epoch_startup_s.back() = ready.startup_s;
+      record_.epoch_start_wall_s.back() = ready.wall_s;
+      failed_in_a_row_ = 0;
+      console_.note(epoch_prefix(epoch, epochs) + client_.spec().label + " worker ready in " +
+                    seconds_text(ready.wall_s) + " s");
+    } catch (const WorkerStartError& e) {
       record_.starts = client_.starts();
-      throw;
+      if (epoch == 0) throw;
+      failed(e.what(), epoch_prefix(epoch, epochs) + client_.spec().label + " worker could not start: ");
     }
   }
 
@@ -103,20 +128,24 @@ class SideWorker {
       return "";
     } catch (const WorkerStartError& e) {
       record_.starts = client_.starts();
-      record_.start_failures.push_back(e.what());
-      std::string why = e.what();
-      if (++failed_in_a_row_ >= kMaxFailedRestarts) {
-        given_up_ = why + " (given up after " + std::to_string(failed_in_a_row_) + " failed restarts)";
-        why = given_up_;
-      }
-      console_.note(client_.spec().label + " worker could not be restarted: " + why);
-      return why;
+      return failed(e.what(), client_.spec().label + " worker could not be restarted: ");
     }
   }
 
   WorkerClient& client() { return client_; }
 
  private:
+  // Records a failed start (after the first); returns why, "given up" after too many in a row.
+  std::string failed(std::string why, const std::string& note) {
+    record_.start_failures.push_back(why);
+    if (++failed_in_a_row_ >= kMaxFailedRestarts) {
+      given_up_ = why + " (given up after " + std::to_string(failed_in_a_row_) + " failed restarts)";
+      why = given_up_;
+    }
+    console_.note(note + why);
+    return why;
+  }
+
   WorkerClient client_;
   WorkerRecord& record_;
   PremergeConsole& console_;
@@ -131,53 +160,73 @@ class Check {
         PremergeConsole& console, Clock::time_point started)
       : config_(config), record_(record), workers_(workers), console_(console), started_(started) {}
 
-  void run_benchmark(size_t index) {
+  // Benchmark `index`'s part in epoch `epoch`: prepared again in this epoch's workers, then
+  // sampled in rounds until check_stop ends the epoch's part (or, in the last epoch, the
+  // benchmark). False when it has nothing to do in this epoch (stopped, or errored on a side
+  // whose other side has its samples).
+  bool run_epoch(size_t index, size_t epoch) {
     BenchmarkRecord& b = record_.benchmarks[index];
+    if (!wants_sample(b, Side::kBase, epoch) && !wants_sample(b, Side::kNew, epoch)) return false;
     const auto begun = Clock::now();
     const uint64_t seed = record_.settings.seed;
-    for (Side s : prepare_order(seed, index))
-      if (b.side(s).listed) (void)prepare(b, s);
+    SideOrder prepare_sides = prepare_order(seed, index);
+    if (epoch % 2 == 1) std::swap(prepare_sides[0], prepare_sides[1]);
+    for (Side s : prepare_sides)
+      if (wants_sample(b, s, epoch)) (void)prepare(b, s);
     StopSettings stop;
     stop.min_samples = config_.min_samples;
     stop.max_samples = config_.max_samples;
     stop.max_seconds = config_.max_seconds;
     stop.alpha = b.alpha;
     stop.threshold = b.threshold;
+    stop.processes = epochs();
+    const double sampled_before = b.sampling_s;
     const auto sampling = Clock::now();
-    for (size_t round = 0;; ++round) {
+    for (;;) {
       if (b.on_both_sides()) {
-        for (Side s : round_order(seed, index, round))
-          if (wants_sample(b, s)) take_sample(b, s);
+        for (Side s : round_order(seed, index, b.rounds))
+          if (wants_sample(b, s, epoch)) take_sample(b, s, epoch);
       } else {
         for (Side s : kSides)
-          if (wants_sample(b, s)) take_sample(b, s);
+          if (wants_sample(b, s, epoch)) take_sample(b, s, epoch);
       }
-      const double elapsed = seconds_since(sampling);
+      ++b.rounds;
+      const double elapsed = sampled_before + seconds_since(sampling);
       if (b.on_both_sides() && !any_finished(b)) {
-        const StopCheck check = check_stop(b.side(Side::kBase).real_ns, b.side(Side::kNew).real_ns, stop, elapsed);
+        const StopCheck check = check_stop(samples_of(b.side(Side::kBase)), samples_of(b.side(Side::kNew)), stop,
+                                           epoch, elapsed);
         if (check.compared) b.comparison = check.comparison;
         if (check.reason != StopReason::kContinue) {
-          b.stop = check.reason;
+          if (check.reason != StopReason::kEpochDone) b.stop = check.reason;
           break;
         }
       } else {
         // One side only (listed there alone, or the other errored): enough for the file.
         b.comparison.reset();
         b.stop = finished_reason(b);
-        if (!wants_sample(b, Side::kBase) && !wants_sample(b, Side::kNew)) break;
+        if (!wants_sample(b, Side::kBase, epoch) && !wants_sample(b, Side::kNew, epoch)) break;
         if (elapsed >= config_.max_seconds) break;
       }
-      console_.update(line(index, b, "sampling", index));
+      console_.update(line(index, b, "sampling", epoch, epoch * record_.benchmarks.size() + index));
     }
-    b.wall_s = seconds_since(begun);
+    b.sampling_s = sampled_before + seconds_since(sampling);
+    b.wall_s += seconds_since(begun);
+    return true;
   }
 
-  // The benchmark's progress line; `done` benchmarks are finished.
-  std::string line(size_t index, const BenchmarkRecord& b, const std::string& status, size_t done) const {
+  size_t epochs() const { return std::max<size_t>(config_.processes, 1); }
+
+  // The benchmark's progress line in epoch `epoch`; `done` (benchmark, epoch) parts are finished.
+  std::string line(size_t index, const BenchmarkRecord& b, const std::string& status, size_t epoch,
+                   size_t done) const {
     BenchmarkLine l;
     l.position = index + 1;
     l.total = record_.benchmarks.size();
     l.name = b.name;
+    if (epochs() > 1) {
+      l.epoch = epoch + 1;
+      l.epochs = epochs();
+    }
     if (b.side(Side::kBase).listed) l.base_samples = b.side(Side::kBase).real_ns.size();
     if (b.side(Side::kNew).listed) l.new_samples = b.side(Side::kNew).real_ns.size();
     if (b.comparison) {
@@ -186,7 +235,7 @@ class Check {
     }
     l.status = status;
     l.elapsed_s = seconds_since(started_);
-    l.eta_s = estimate_left(done, l.total, l.elapsed_s);
+    l.eta_s = estimate_left(done, l.total * epochs(), l.elapsed_s);
     return format_benchmark_line(l);
   }
 
@@ -203,15 +252,23 @@ class Check {
     return StopReason::kOneSide;
   }
 
-  // Whether side s takes another sample: up to max_samples while both sides run, else up to
-  // min_samples (a benchmark on one side only, or whose other side errored).
-  bool wants_sample(const BenchmarkRecord& b, Side s) const {
+  // Whether side s takes another sample in epoch `epoch`: up to the samples per process while
+  // both sides run and the benchmark has not stopped, else up to min_samples in all (a
+  // benchmark on one side only, or whose other side errored).
+  bool wants_sample(const BenchmarkRecord& b, Side s, size_t epoch) const {
     const SideRecord& r = b.side(s);
     if (!r.listed || r.finished()) return false;
     const SideRecord& o = b.side(other_side(s));
-    const size_t target = o.listed && !o.finished() ? config_.max_samples : config_.min_samples;
-    return r.real_ns.size() < target;
+    if (!o.listed || o.finished()) return r.real_ns.size() < config_.min_samples;
+    if (b.stop != StopReason::kContinue) return false;
+    StopSettings limits;
+    limits.min_samples = config_.min_samples;
+    limits.max_samples = config_.max_samples;
+    limits.processes = epochs();
+    return r.samples_in(epoch) < samples_per_process(limits);
   }
+
+  static SideSamples samples_of(const SideRecord& r) { return SideSamples{r.real_ns, r.process_index}; }
 
   // A reply that ends the side's part in this benchmark: "ok": false, or "skipped".
   static bool ends_side(SideRecord& r, const json& body) {
@@ -266,8 +323,9 @@ class Check {
     return false;
   }
 
-  // One sample of b on side s; a lost worker is restarted and the case prepared again.
-  void take_sample(BenchmarkRecord& b, Side s) {
+  // One sample of b on side s in epoch `epoch`; a lost worker is restarted and the case
+  // prepared again.
+  void take_sample(BenchmarkRecord& b, Side s, size_t epoch) {
     SideRecord& r = b.side(s);
     if (!client(s).running() || prepared_in_start_[index_of(s)] != client(s).starts())
       if (!prepare(b, s)) return;
@@ -279,12 +337,12 @@ class Check {
       return;
     }
     if (ends_side(r, reply.body)) return;
-    if (std::string problem = add_samples(r, reply.body); !problem.empty())
+    if (std::string problem = add_samples(r, reply.body, epoch); !problem.empty())
       r.error = "worker error: malformed sample reply (" + problem + ")";
   }
 
   // Appends the samples of a reply; "" or what is wrong with it.
-  static std::string add_samples(SideRecord& r, const json& body) {
+  static std::string add_samples(SideRecord& r, const json& body, size_t epoch) {
     const auto samples = body.find("samples");
     const auto calls = body.find("calls");
     if (samples == body.end() || !samples->is_array() || samples->empty()) return "no samples";
@@ -301,6 +359,7 @@ class Check {
     const json counter_values = counters != body.end() && counters->is_object() ? *counters : json::object();
     for (size_t i = 0; i < samples->size(); ++i) {
       r.real_ns.push_back((*samples)[i].get<double>() * 1e9);
+      r.process_index.push_back(static_cast<int64_t>(epoch));
       r.calls.push_back((*calls)[i].get<int64_t>());
       r.counters.push_back(counter_values);
     }
@@ -393,6 +452,14 @@ int run_premerge(const PremergeConfig& config, PremergeRecord* record_out) {
   s.threshold_prefixes = config.thresholds.prefixes();
   s.min_samples = config.min_samples;
   s.max_samples = config.max_samples;
+  s.processes = std::max<size_t>(config.processes, 1);
+  {
+    StopSettings limits;
+    limits.min_samples = config.min_samples;
+    limits.max_samples = config.max_samples;
+    limits.processes = s.processes;
+    s.samples_per_process = samples_per_process(limits);
+  }
   s.sample_time_s = config.sample_time_s;
   s.max_seconds = config.max_seconds;
   s.timeout_s = config.timeout_s;
@@ -412,7 +479,6 @@ int run_premerge(const PremergeConfig& config, PremergeRecord* record_out) {
     return done(2);
   }
   try {
-    // 1. The workers, one after the other (so their start-up times do not overlap).
     std::array<std::unique_ptr<SideWorker>, 2> workers;
     for (Side side : kSides) {
       WorkerSpec spec;
@@ -421,48 +487,59 @@ int run_premerge(const PremergeConfig& config, PremergeRecord* record_out) {
       spec.cpus = config.cpus;
       spec.log_path = config.out_dir + "/" + side_name(side) + "-worker.log";
       spec.timeout_s = config.timeout_s;
-      auto& worker = workers[index_of(side)];
-      worker = std::make_unique<SideWorker>(spec, record.worker(side), console);
-      try {
-        worker->start_first();
-      } catch (const WorkerStartError& e) {
-        console.note(std::string(side_name(side)) + " worker (" + spec.argv.front() + ") could not start: " + e.what() +
-                     " (its stderr: " + spec.log_path + ")");
-        return done(2);
-      }
-      console.note(std::string(side_name(side)) + " worker ready in " + seconds_text(record.worker(side).start_wall_s) + " s");
+      workers[index_of(side)] = std::make_unique<SideWorker>(spec, record.worker(side), console);
     }
-
-    // 2. What each side lists.
-    std::array<std::vector<std::string>, 2> listed;
-    for (Side side : kSides) {
-      try {
-        listed[index_of(side)] = list_names(workers[index_of(side)]->client(), config.filter);
-      } catch (const std::runtime_error& e) {
-        console.note(std::string(side_name(side)) + " worker " + e.what());
-        return done(2);
-      }
-    }
-    plan_benchmarks(config, record, listed[0], listed[1]);
-    if (record.benchmarks.empty()) {
-      console.note("no benchmark matches the filter '" + config.filter + "'");
-      return done(2);
-    }
-    if (!record.added.empty() || !record.removed.empty())
-      console.note(std::to_string(record.removed.size()) + " benchmarks listed by base only, " +
-                   std::to_string(record.added.size()) + " by new only: sampled on their side alone");
-
-    // 3. Each benchmark, interleaved between the sides.
     Check check(config, record, {workers[0].get(), workers[1].get()}, console, started);
-    for (size_t i = 0; i < record.benchmarks.size(); ++i) {
-      check.run_benchmark(i);
-      const BenchmarkRecord& b = record.benchmarks[i];
-      std::string status = to_string(b.stop);
-      for (Side side : kSides)
-        if (b.side(side).finished()) status += std::string("; ") + side_name(side) + ": " + b.side(side).error;
-      console.finish(check.line(i, b, status, i + 1));
+    const size_t epochs = check.epochs();
+    for (size_t epoch = 0; epoch < epochs; ++epoch) {
+      // 1. This epoch's workers: the previous ones quit first, then one side after the other
+      // (so their start-up times do not overlap), base first in even epochs, new first in odd.
+      for (auto& worker : workers) worker->stop();
+      const SideOrder start_order = epoch % 2 == 0 ? SideOrder{Side::kBase, Side::kNew} : SideOrder{Side::kNew, Side::kBase};
+      for (Side side : start_order) {
+        try {
+          workers[index_of(side)]->start_epoch(epoch, epochs);
+        } catch (const WorkerStartError& e) {
+          const WorkerSpec& spec = workers[index_of(side)]->client().spec();
+          console.note(std::string(side_name(side)) + " worker (" + spec.argv.front() + ") could not start: " +
+                       e.what() + " (its stderr: " + spec.log_path + ")");
+          return done(2);
+        }
+      }
+
+      if (epoch == 0) {
+        // 2. What each side lists.
+        std::array<std::vector<std::string>, 2> listed;
+        for (Side side : kSides) {
+          try {
+            listed[index_of(side)] = list_names(workers[index_of(side)]->client(), config.filter);
+          } catch (const std::runtime_error& e) {
+            console.note(std::string(side_name(side)) + " worker " + e.what());
+            return done(2);
+          }
+        }
+        plan_benchmarks(config, record, listed[0], listed[1]);
+        if (record.benchmarks.empty()) {
+          console.note("no benchmark matches the filter '" + config.filter + "'");
+          return done(2);
+        }
+        if (!record.added.empty() || !record.removed.empty())
+          console.note(std::to_string(record.removed.size()) + " benchmarks listed by base only, " +
+                       std::to_string(record.added.size()) + " by new only: sampled on their side alone");
+      }
+
+      // 3. Each benchmark, interleaved between the sides.
+      const size_t n = record.benchmarks.size();
+      for (size_t i = 0; i < n; ++i) {
+        if (!check.run_epoch(i, epoch)) continue;
+        const BenchmarkRecord& b = record.benchmarks[i];
+        std::string status = to_string(b.stop == StopReason::kContinue ? StopReason::kEpochDone : b.stop);
+        for (Side side : kSides)
+          if (b.side(side).finished()) status += std::string("; ") + side_name(side) + ": " + b.side(side).error;
+        console.finish(check.line(i, b, status, epoch, epoch * n + i + 1));
+      }
     }
-    for (auto& worker : workers) worker->client().stop();
+    for (auto& worker : workers) worker->stop();
   } catch (const std::exception& e) {
     console.note(e.what());
     return done(2);

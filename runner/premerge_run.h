@@ -1,11 +1,14 @@
-// gptbench-premerge's driver: a fast pre-merge performance check with one resident worker per
-// side (docs/premerge.md). It starts the base and the new suite binary as workers
-// (--gptbench_worker=true), lists the benchmarks the filter selects on both, and for each one
-// prepares the case on both sides and takes samples in rounds, one per side and round, in a
-// seeded random order (premerge_schedule.h), until the comparison is decided or a limit is
-// reached (premerge_stop.h). A worker that exits or hangs is killed and restarted and the
-// case prepared again (the sample is lost); a benchmark that loses a side's worker twice is
-// an errored row on that side. It writes base.json and new.json (Google Benchmark JSON for
+// gptbench-premerge's driver: a fast pre-merge performance check with resident workers
+// (docs/premerge.md). It runs in epochs (--processes, default 3): each starts the base and the
+// new suite binary afresh as workers (--gptbench_worker=true), and for each benchmark prepares
+// the case on both sides and takes samples in rounds, one per side and round, in a seeded
+// random order (premerge_schedule.h). The first epoch lists the benchmarks the filter selects on
+// both. The stopping rule (premerge_stop.h) looks at the samples of all epochs so far; only the
+// last epoch may stop a benchmark early, so that each process contributes, and the spread
+// between the processes counts as noise (a process-level offset, e.g. CPU placement or
+// allocator layout, is shared by every sample of a process). A worker that exits or hangs is
+// killed and restarted and the case prepared again (the sample is lost); a benchmark that loses
+// a side's worker twice is an errored row on that side. It writes base.json and new.json (Google Benchmark JSON for
 // `gptbench-compare benchmarks`, which gates) and premerge.json (premerge_output.h).
 #pragma once
 
@@ -28,10 +31,11 @@ struct PremergeConfig {
   std::vector<std::string> base_args, new_args;  // for one side
   compare::Thresholds thresholds{0.02};
   double alpha = 0.05;            // divided by the number of benchmarks compared
-  size_t min_samples = 5;         // per side, before a decision
-  size_t max_samples = 30;        // per side
+  size_t processes = 3;           // epochs: fresh workers per side each (1: one pair for the check)
+  size_t min_samples = 5;         // per side and epoch, before a decision
+  size_t max_samples = 30;        // per side in all (at most ceil(max_samples / processes) per epoch)
   double sample_time_s = 0.01;    // min_time of each sample
-  double max_seconds = 10;        // sampling wall time per benchmark
+  double max_seconds = 10;        // sampling wall time per benchmark, all epochs
   double timeout_s = 120;         // per request (and for a ready line)
   std::optional<uint64_t> seed;   // drawn at random when absent (and written to premerge.json)
   std::vector<int> cpus;          // pin both workers to these CPUs; empty: no pinning

@@ -15,8 +15,14 @@ const char* to_string(StopReason reason) {
     case StopReason::kLost: return "lost";
     case StopReason::kSkipped: return "skipped";
     case StopReason::kOneSide: return "one-side";
+    case StopReason::kEpochDone: return "epoch-done";
   }
   return "?";
+}
+
+size_t samples_per_process(const StopSettings& settings) {
+  const size_t processes = std::max<size_t>(settings.processes, 1);
+  return std::max(settings.min_samples, (settings.max_samples + processes - 1) / processes);
 }
 
 bool clearly_same(const compare::MetricComparison& comparison, double threshold) {
@@ -24,32 +30,66 @@ bool clearly_same(const compare::MetricComparison& comparison, double threshold)
   return std::isfinite(reach) && reach <= threshold / 2;
 }
 
-StopCheck check_stop(const std::vector<double>& base, const std::vector<double>& contender,
-                     const StopSettings& settings, double elapsed_s) {
+namespace {
+
+// Samples of one side taken in `epoch`.
+size_t in_epoch(const SideSamples& side, size_t epoch) {
+  if (side.epochs.size() != side.times.size()) return side.times.size();
+  return static_cast<size_t>(
+      std::count(side.epochs.begin(), side.epochs.end(), static_cast<int64_t>(epoch)));
+}
+
+compare::SideStats describe(const SideSamples& side) {
+  if (side.epochs.size() != side.times.size()) return compare::describe(side.times);
+  return compare::describe(side.times, side.epochs);
+}
+
+// A side whose processes' medians differ by more than the threshold.
+bool processes_differ(const compare::SideStats& side, double threshold) {
+  return side.processes >= 2 && !(side.process_spread <= threshold);
+}
+
+}  // namespace
+
+StopCheck check_stop(const SideSamples& base, const SideSamples& contender, const StopSettings& settings,
+                     size_t epoch, double elapsed_s) {
   StopCheck check;
-  if (base.size() >= compare::kMinRepetitions && contender.size() >= compare::kMinRepetitions) {
-    check.comparison = compare::compare_metric(compare::describe(base), compare::describe(contender),
-                                               compare::Direction::kLowerIsBetter, settings.alpha,
-                                               settings.threshold);
+  if (base.times.size() >= compare::kMinRepetitions && contender.times.size() >= compare::kMinRepetitions) {
+    check.comparison = compare::compare_metric(describe(base), describe(contender), compare::Direction::kLowerIsBetter,
+                                               settings.alpha, settings.threshold);
     check.compared = true;
   }
-  const size_t fewest = std::min(base.size(), contender.size());
+  const size_t processes = std::max<size_t>(settings.processes, 1);
+  const bool last = epoch + 1 >= processes;
+  const StopReason end_of_epoch = StopReason::kEpochDone;
+  const size_t fewest = std::min(in_epoch(base, epoch), in_epoch(contender, epoch));
   if (check.compared && fewest >= settings.min_samples) {
-    const compare::Verdict verdict = check.comparison.verdict;
-    if (verdict == compare::Verdict::kRegression || verdict == compare::Verdict::kImprovement) {
-      check.reason = StopReason::kDecidedChange;
+    const compare::MetricComparison& c = check.comparison;
+    // compare_metric already calls a change with processes this far apart unreliable; the
+    // check says so itself so that no change is ever decided on a process-level offset.
+    const bool noisy_processes =
+        processes_differ(c.base, settings.threshold) || processes_differ(c.contender, settings.threshold);
+    if ((c.verdict == compare::Verdict::kRegression || c.verdict == compare::Verdict::kImprovement) &&
+        !noisy_processes) {
+      check.reason = last ? StopReason::kDecidedChange : end_of_epoch;
       return check;
     }
-    if (clearly_same(check.comparison, settings.threshold)) {
-      check.reason = StopReason::kDecidedSame;
+    if (clearly_same(c, settings.threshold)) {
+      check.reason = last ? StopReason::kDecidedSame : end_of_epoch;
       return check;
     }
   }
-  if (fewest >= settings.max_samples)
-    check.reason = StopReason::kMaxSamples;
-  else if (elapsed_s >= settings.max_seconds)
-    check.reason = StopReason::kMaxTime;
+  if (fewest >= samples_per_process(settings)) {
+    check.reason = last ? StopReason::kMaxSamples : end_of_epoch;
+  } else if (elapsed_s >= settings.max_seconds * static_cast<double>(epoch + 1) / static_cast<double>(processes)) {
+    check.reason = last ? StopReason::kMaxTime : end_of_epoch;
+  }
   return check;
+}
+
+StopCheck check_stop(const std::vector<double>& base, const std::vector<double>& contender,
+                     const StopSettings& settings, double elapsed_s) {
+  return check_stop(SideSamples{base, {}}, SideSamples{contender, {}}, settings, 0, elapsed_s);
 }
 
 }  // namespace gptbench::runner

@@ -1,13 +1,18 @@
-// When gptbench-premerge stops sampling a benchmark (adaptive stopping). Once each side has
-// min_samples, after every round the two sample vectors are compared as gptbench-compare does
-// (compare_metric: medians, U test, the ±95% interval of the change) and sampling stops when
-// the answer is clear:
+// When gptbench-premerge stops sampling a benchmark (adaptive stopping). The check runs in
+// epochs, one fresh worker process per side each (--processes; premerge_run.h), and samples
+// every benchmark in each. After every round the two sides' samples, pooled over the epochs so
+// far, are compared as gptbench-compare does (compare_metric: medians, U test, the ±95%
+// interval of the change, and the spread between the processes' medians) and the answer is
 //  - decided-change: the verdict is regression or improvement (significant at `alpha` and
-//    beyond the threshold);
-//  - decided-same: the whole interval change ± uncertainty lies within ±threshold/2;
-// otherwise it goes on until each side has max_samples, or max_seconds have passed
-// ("undecided": gptbench-compare calls such a benchmark unreliable or same from its samples;
-// the check never calls it same itself).
+//    beyond the threshold, and no side's processes differ by more than the threshold);
+//  - decided-same: the whole interval change ± uncertainty lies within ±threshold/2 (the
+//    interval is at least as wide as the processes' spread);
+// once the current epoch has min_samples per side. Only the last epoch stops there: an earlier
+// one ends its part there instead ("epoch-done"), so that every process contributes. An
+// epoch's part also ends at samples_per_process samples per side, or when its share of
+// max_seconds is used (epoch e of K ends at (e + 1) / K of it); in the last epoch these stop
+// the benchmark undecided ("max-samples", "max-time": gptbench-compare calls such a benchmark
+// unreliable or same from its samples; the check never calls it same itself).
 // `alpha` is the per-benchmark level: the caller divides the check's alpha by the number of
 // benchmarks compared (Bonferroni, a conservative stand-in for the Holm correction that
 // gptbench-compare applies to the final verdicts), so that stopping early at the first
@@ -15,6 +20,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "verdict.h"  // compare/
@@ -30,18 +36,30 @@ enum class StopReason {
   kLost,           // a side errored: its worker crashed (or hung) twice, or refused the case
   kSkipped,        // a side's worker reported the case as skipped (no GPU, out of memory, ...)
   kOneSide,        // listed by one side only (added or removed): sampled there alone
+  kEpochDone,      // this epoch's part is done, the next epoch goes on (never a final reason)
 };
 
 // "continue", "decided-change", "decided-same", "max-samples", "max-time", "lost", "skipped",
-// "one-side".
+// "one-side", "epoch-done".
 const char* to_string(StopReason reason);
 
 struct StopSettings {
-  size_t min_samples = 5;   // per side, before any decision
-  size_t max_samples = 30;  // per side
-  double max_seconds = 10;  // sampling wall time of one benchmark
+  size_t min_samples = 5;   // per side and epoch, before any decision
+  size_t max_samples = 30;  // per side over all epochs (split among them, see samples_per_process)
+  double max_seconds = 10;  // sampling wall time of one benchmark over all epochs
   double alpha = 0.05;      // per benchmark (already corrected for the number of benchmarks)
   double threshold = 0.02;  // minimum relative change that counts
+  size_t processes = 1;     // epochs, one worker process per side each
+};
+
+// Samples per side and epoch at most: max(min_samples, ceil(max_samples / processes)).
+size_t samples_per_process(const StopSettings& settings);
+
+// One side's samples so far, pooled over the epochs, and the epoch of each (same length; empty:
+// every sample is from the current epoch's process).
+struct SideSamples {
+  std::vector<double> times;
+  std::vector<int64_t> epochs;
 };
 
 struct StopCheck {
@@ -50,8 +68,13 @@ struct StopCheck {
   compare::MetricComparison comparison;
 };
 
-// The decision after a round; `elapsed_s` is the benchmark's sampling time so far. Times are
-// lower-is-better samples of any one unit (nanoseconds per call in gptbench-premerge).
+// The decision after a round of epoch `epoch` (0-based, < settings.processes); `elapsed_s` is
+// the benchmark's sampling time so far, all epochs. Times are lower-is-better samples of any one
+// unit (nanoseconds per call in gptbench-premerge).
+StopCheck check_stop(const SideSamples& base, const SideSamples& contender, const StopSettings& settings,
+                     size_t epoch, double elapsed_s);
+
+// One process per side (the first epoch of settings.processes = 1): samples alone.
 StopCheck check_stop(const std::vector<double>& base, const std::vector<double>& contender,
                      const StopSettings& settings, double elapsed_s);
 

@@ -36,6 +36,7 @@ TEST(PremergeCli, Defaults) {
   EXPECT_EQ(c.filter, "");
   EXPECT_DOUBLE_EQ(c.thresholds.default_threshold(), 0.02);
   EXPECT_DOUBLE_EQ(c.alpha, 0.05);
+  EXPECT_EQ(c.processes, 3u);
   EXPECT_EQ(c.min_samples, 5u);
   EXPECT_EQ(c.max_samples, 30u);
   EXPECT_DOUBLE_EQ(c.sample_time_s, 0.01);
@@ -51,7 +52,7 @@ TEST(PremergeCli, EveryOption) {
                            "--gptbench_verify=false", "--base-arg", "--x=1", "--new-arg=--gptbench_slowdown=^gemm/:3",
                            "--threshold", "3%", "--alpha", "0.01", "--min-samples", "6", "--max-samples", "12",
                            "--sample-time", "0.02", "--max-seconds", "4", "--timeout", "30", "--seed", "17",
-                           "--cpus", "0-2,5"}));
+                           "--cpus", "0-2,5", "--processes", "4"}));
   ASSERT_EQ(r.error, "");
   const PremergeConfig& c = r.config;
   EXPECT_EQ(c.filter, "^gemm/");
@@ -60,6 +61,7 @@ TEST(PremergeCli, EveryOption) {
   EXPECT_EQ(c.new_args, (std::vector<std::string>{"--gptbench_slowdown=^gemm/:3"}));
   EXPECT_DOUBLE_EQ(c.thresholds.default_threshold(), 0.03);
   EXPECT_DOUBLE_EQ(c.alpha, 0.01);
+  EXPECT_EQ(c.processes, 4u);
   EXPECT_EQ(c.min_samples, 6u);
   EXPECT_EQ(c.max_samples, 12u);
   EXPECT_DOUBLE_EQ(c.sample_time_s, 0.02);
@@ -95,6 +97,7 @@ TEST(PremergeCli, UsageErrors) {
   EXPECT_NE(parse(with_required({"--min-samples", "1"})).error, "");                  // the U test needs 2
   EXPECT_NE(parse(with_required({"--min-samples", "8", "--max-samples", "6"})).error, "");
   EXPECT_NE(parse(with_required({"--alpha", "2"})).error, "");
+  EXPECT_NE(parse(with_required({"--processes", "0"})).error, "");
   EXPECT_NE(parse(with_required({"--timeout", "0"})).error, "");
   EXPECT_NE(parse(with_required({"--cpus", "3-1"})).error, "");
   EXPECT_NE(parse(with_required({"--config", "/nonexistent/premerge.ini"})).error, "");
@@ -131,6 +134,13 @@ TEST(PremergeProgress, BenchmarkLine) {
   l.eta_s.reset();
   l.status = "one-side";
   EXPECT_EQ(format_benchmark_line(l), "[ 3/12] gemm/torch/bf16/x  n=12/-  change n/a  one-side  (elapsed 0:42)");
+  l.epoch = 2;
+  l.epochs = 3;
+  l.status = "epoch-done";
+  EXPECT_EQ(format_benchmark_line(l),
+            "[ 3/12] gemm/torch/bf16/x  epoch 2/3  n=12/-  change n/a  epoch-done  (elapsed 0:42)");
+  l.epochs = 1;  // one epoch: not shown
+  EXPECT_EQ(format_benchmark_line(l), "[ 3/12] gemm/torch/bf16/x  n=12/-  change n/a  epoch-done  (elapsed 0:42)");
   EXPECT_EQ(estimate_left(3, 12, 30), 90.0);
   EXPECT_FALSE(estimate_left(0, 12, 30).has_value());
 }

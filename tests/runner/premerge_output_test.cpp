@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "load.h"  // compare/
 #include "premerge_test_dir.h"
 
@@ -31,6 +33,7 @@ PremergeRecord sample_record() {
     SideRecord& s = a.side(side);
     s.listed = true;
     s.real_ns = {1000, 1010, 990};
+    s.process_index = {0, 0, 1};
     s.calls = {10, 10, 12};
     s.counters = {json{{"FLOP/s", 1e9}, {"name", 3}}, json{{"FLOP/s", 1.1e9}}, json::object()};
   }
@@ -91,7 +94,12 @@ TEST(PremergeOutput, SideDocumentsAreGoogleBenchmarkJsonThatCompareLoads) {
   EXPECT_EQ(rows[0]["threads"], 1);
   EXPECT_EQ(rows[0]["run_type"], "iteration");
   EXPECT_EQ(rows[2]["repetition_index"], 2);
+  EXPECT_EQ(rows[1]["process_index"], 0);
+  EXPECT_EQ(rows[2]["process_index"], 1);
+  EXPECT_FALSE(rows[3].contains("process_index"));  // none recorded
   EXPECT_EQ(rows[3]["per_family_instance_index"], 1);
+  EXPECT_EQ(a.processes(), (std::vector<int64_t>{0, 0, 1}));
+  EXPECT_EQ(a.counter("process_index"), nullptr);
 }
 
 TEST(PremergeOutput, PremergeDocumentHoldsRecordsAndTotals) {
@@ -103,6 +111,8 @@ TEST(PremergeOutput, PremergeDocumentHoldsRecordsAndTotals) {
   const json& a = doc["benchmarks"][0];
   EXPECT_EQ(a["stop"], "decided-same");
   EXPECT_EQ(a["samples"], (json{{"base", 3}, {"new", 3}}));
+  EXPECT_EQ(a["samples_per_process"], (json{{"base", {2, 1, 0}}, {"new", {2, 1, 0}}}));
+  EXPECT_EQ(doc["settings"]["processes"], 3);
   EXPECT_EQ(a["sides"], "both");
   EXPECT_DOUBLE_EQ(a["ratio"].get<double>(), 1.0);
   EXPECT_LT(a["ratio_interval"][0].get<double>(), 1.0);
@@ -120,6 +130,14 @@ TEST(PremergeOutput, PremergeDocumentHoldsRecordsAndTotals) {
   EXPECT_EQ(doc["totals"]["lost"], (json{{"base", 0}, {"new", 2}}));
   EXPECT_EQ(doc["totals"]["stop"], (json{{"decided-same", 1}, {"lost", 1}, {"one-side", 1}}));
   EXPECT_EQ(doc["workers"]["new"]["restarts"], 0);
+  // Restarts are the starts beyond one per epoch.
+  PremergeRecord epochs = sample_record();
+  epochs.worker(Side::kNew).starts = 4;
+  epochs.worker(Side::kNew).epoch_starts = 3;
+  epochs.worker(Side::kNew).epoch_startup_s = {0.5, std::nan(""), 0.4};
+  const json workers = premerge_document(epochs)["workers"];
+  EXPECT_EQ(workers["new"]["restarts"], 1);
+  EXPECT_EQ(workers["new"]["epoch_startup_s"], (json{0.5, nullptr, 0.4}));
 }
 
 class PremergeOutputFiles : public testing::ScratchDir {};

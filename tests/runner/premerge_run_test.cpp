@@ -1,10 +1,13 @@
 // gptbench-premerge end to end against tools/fake_worker: A/A, a planted slowdown, a crash,
-// a hang, a crash twice, skipped and one-sided benchmarks, a worker that cannot start; the
-// written files are read by gptbench-compare (its loader, and the binary for the verdicts).
+// a hang, a crash twice, skipped and one-sided benchmarks, a worker that cannot start, epochs
+// with fresh workers (--processes) and a process-level offset; the written files are read by
+// gptbench-compare (its loader, and the binary for the verdicts). The checks run in the
+// default 3 epochs unless a test says otherwise.
 #include "premerge_run.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 
 #include "child.h"
@@ -84,13 +87,15 @@ TEST_F(PremergeRun, AaCheckFindsNoRegression) {
   EXPECT_EQ(r.benchmarks[0].name, "fake/fast/a");  // the workers' order
   EXPECT_EQ(r.compared, 3u);
   EXPECT_EQ(find(r, "fake/fast/a").stop, StopReason::kDecidedSame);
-  EXPECT_EQ(find(r, "fake/fast/a").side(Side::kBase).real_ns.size(), 5u);
+  // Clearly the same from the start: min_samples in each of the 3 epochs.
+  EXPECT_EQ(find(r, "fake/fast/a").side(Side::kBase).real_ns.size(), 15u);
+  for (size_t epoch = 0; epoch < 3; ++epoch) EXPECT_EQ(find(r, "fake/fast/a").side(Side::kBase).samples_in(epoch), 5u);
   EXPECT_EQ(find(r, "fake/noisy/b").stop, StopReason::kMaxSamples);
-  EXPECT_EQ(find(r, "fake/noisy/b").side(Side::kNew).real_ns.size(), 30u);
+  EXPECT_EQ(find(r, "fake/noisy/b").side(Side::kNew).real_ns.size(), 30u);  // 10 per epoch
   for (const BenchmarkRecord& b : r.benchmarks) {
     EXPECT_NEAR(b.alpha, 0.05 / 3, 1e-12);
-    EXPECT_EQ(b.side(Side::kBase).prepare_s.size(), 1u);
-    EXPECT_EQ(b.side(Side::kNew).prepare_s.size(), 1u);
+    EXPECT_EQ(b.side(Side::kBase).prepare_s.size(), 3u);  // once per epoch
+    EXPECT_EQ(b.side(Side::kNew).prepare_s.size(), 3u);
   }
   const CompareResult c = compare_files();
   EXPECT_EQ(c.exit_code, 0) << c.report.dump(1);
@@ -116,12 +121,13 @@ TEST_F(PremergeRun, CrashRestartsTheWorkerLosesOneSampleAndCompletes) {
   const PremergeRecord r = run(config({}, {"--fake_crash_on_sample=3", "--fake_fault_once=" + path("crashed")}));
   EXPECT_EQ(total_lost(r, Side::kNew), 1u);
   EXPECT_EQ(total_lost(r, Side::kBase), 0u);
-  EXPECT_EQ(r.worker(Side::kNew).starts, 2u);
-  EXPECT_EQ(r.worker(Side::kBase).starts, 1u);
+  EXPECT_EQ(r.worker(Side::kNew).starts, 4u);  // one per epoch, and the restart
+  EXPECT_EQ(r.worker(Side::kBase).starts, 3u);
   const BenchmarkRecord& fast = find(r, "fake/fast/a");  // the third sample request is its
   EXPECT_EQ(fast.side(Side::kNew).lost, 1u);
   EXPECT_EQ(fast.side(Side::kNew).worker_losses, 1u);
-  EXPECT_EQ(fast.side(Side::kNew).prepare_s.size(), 2u);  // prepared again after the restart
+  EXPECT_EQ(fast.side(Side::kNew).prepare_s.size(), 4u);  // prepared again after the restart, and per epoch
+  EXPECT_EQ(fast.side(Side::kNew).samples_in(0), 5u);     // the lost sample is taken again
   for (const BenchmarkRecord& b : r.benchmarks)
     for (Side side : kSides) EXPECT_EQ(b.side(side).error, "") << b.name;
   EXPECT_EQ(fast.stop, StopReason::kDecidedSame);
@@ -146,7 +152,7 @@ TEST_F(PremergeRun, HangTimesOutAndTheWorkerIsRestarted) {
   const BenchmarkRecord& mid = r.benchmarks[0];
   EXPECT_EQ(mid.side(Side::kBase).lost, 1u);
   EXPECT_EQ(mid.side(Side::kBase).error, "");
-  EXPECT_EQ(r.worker(Side::kBase).starts, 2u);
+  EXPECT_EQ(r.worker(Side::kBase).starts, 4u);  // one per epoch, and the restart
   EXPECT_GE(mid.wall_s, 1.0);
   EXPECT_NE(mid.stop, StopReason::kLost);
   EXPECT_NE(slurp(out("base-worker.log")).find("no reply within 1 s (killed)"), std::string::npos);
@@ -162,9 +168,10 @@ TEST_F(PremergeRun, CrashingTwiceInOneBenchmarkIsAnErroredRow) {
   EXPECT_NE(fast.side(Side::kNew).error.find("last stderr line: fake_worker: aborting"), std::string::npos);
   EXPECT_EQ(fast.side(Side::kBase).real_ns.size(), 5u);  // base still gives its minimum
   EXPECT_FALSE(fast.comparison.has_value());
-  // The check moves on with a fresh worker.
+  // The check moves on with a fresh worker; later epochs do not sample the errored benchmark.
   EXPECT_EQ(find(r, "fake/mid/c").stop, StopReason::kDecidedSame);
-  EXPECT_EQ(r.worker(Side::kNew).starts, 3u);
+  EXPECT_EQ(r.worker(Side::kNew).starts, 5u);  // two restarts in the first epoch, then one per epoch
+  EXPECT_EQ(fast.side(Side::kNew).prepare_s.size(), 2u);
   const compare::Run contender = compare::load_run_file(out("new.json"));
   ASSERT_NE(contender.find("fake/fast/a"), nullptr);
   EXPECT_EQ(contender.find("fake/fast/a")->status, compare::RunStatus::kErrored);
@@ -266,18 +273,140 @@ TEST_F(PremergeRun, ListingProblemsExitTwo) {
   run(c, 2);
 }
 
+// --- Epochs (--processes) -----------------------------------------------------------------------
+
+TEST_F(PremergeRun, EachEpochStartsFreshWorkersAndItsSamplesCarryItsProcessIndex) {
+  PremergeConfig c = config({}, {});
+  c.processes = 3;
+  const PremergeRecord r = run(c);
+  for (Side side : kSides) {
+    const WorkerRecord& w = r.worker(side);
+    EXPECT_EQ(w.starts, 3u) << side_name(side);  // one per epoch, no restart
+    EXPECT_EQ(w.epoch_starts, 3u);
+    ASSERT_EQ(w.epoch_startup_s.size(), 3u);
+    for (double t : w.epoch_start_wall_s) EXPECT_TRUE(std::isfinite(t) && t >= 0);
+  }
+  const json premerge = json::parse(slurp(out("premerge.json")));
+  EXPECT_EQ(premerge["settings"]["processes"], 3);
+  EXPECT_EQ(premerge["settings"]["samples_per_process"], 10);
+  for (const char* side : {"base", "new"}) {
+    EXPECT_EQ(premerge["workers"][side]["starts"], 3);
+    EXPECT_EQ(premerge["workers"][side]["restarts"], 0);
+    EXPECT_EQ(premerge["workers"][side]["epoch_startup_s"].size(), 3u);
+    EXPECT_EQ(premerge["workers"][side]["epoch_start_wall_s"].size(), 3u);
+  }
+  const json& fast = premerge["benchmarks"][0];
+  ASSERT_EQ(fast["name"], "fake/fast/a");
+  EXPECT_EQ(fast["samples_per_process"]["base"], (json{5, 5, 5}));
+  EXPECT_EQ(fast["samples_per_process"]["new"], (json{5, 5, 5}));
+  EXPECT_EQ(fast["prepare_s"]["base"].size(), 3u);
+  EXPECT_TRUE(fast["process_spread"]["base"].is_number());
+  EXPECT_EQ(premerge["benchmarks"][2]["samples_per_process"]["base"], (json{10, 10, 10}));  // noisy: undecided
+  // The log of each side holds the three starts.
+  EXPECT_NE(slurp(out("new-worker.log")).find("start 3 of the new worker"), std::string::npos);
+
+  // Every row names its process; repetition_index runs over all of a side's rows.
+  const json rows = json::parse(slurp(out("base.json")))["benchmarks"];
+  std::map<std::string, std::vector<int64_t>> processes, repetitions;
+  for (const json& row : rows) {
+    ASSERT_TRUE(row["process_index"].is_number_integer()) << row.dump();
+    processes[row["name"]].push_back(row["process_index"]);
+    repetitions[row["name"]].push_back(row["repetition_index"]);
+  }
+  EXPECT_EQ(processes["fake/fast/a"], (std::vector<int64_t>{0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2}));
+  for (int64_t i = 0; i < 15; ++i) EXPECT_EQ(repetitions["fake/fast/a"][static_cast<size_t>(i)], i);
+  EXPECT_EQ(json::parse(slurp(out("base.json")))["context"]["premerge_processes"], "3");
+  // gptbench-compare sees the three processes.
+  const compare::Run loaded = compare::load_run_file(out("new.json"));
+  EXPECT_EQ(loaded.find("fake/noisy/b")->processes().back(), 2);
+  const CompareResult cmp = compare_files("2%");
+  for (const json& b : cmp.report["benchmarks"]) EXPECT_EQ(b["time"]["base"]["processes"], 3) << b["name"];
+}
+
+TEST_F(PremergeRun, AaWithAProcessLevelOffsetIsNeverARegression) {
+  // Each worker process of fake/fast/a (0.2% noise) is up to 10% slower or faster than another
+  // of the same binary, as host-bound benchmarks are. Three processes per side show it: the
+  // benchmark is unreliable (or, when the draws happen to agree, same), never a change.
+  // The offsets are random (pid and time). A check still calls a change when all three draws
+  // of each side fall within the threshold of each other and the two sides apart: at 2% that
+  // is about 6e-4 of the checks (measured: 1 in 3000), at the 0.5% used here, which fake/fast/a's
+  // noise allows, about 3e-6.
+  const compare::Thresholds threshold(0.005);
+  size_t unreliable = 0;
+  for (int trial = 0; trial < 5; ++trial) {
+    PremergeConfig c = config({}, {});
+    c.worker_args.push_back("--fake_process_offset=^fake/fast/:10");
+    c.thresholds = threshold;
+    c.seed = 100 + trial;
+    const PremergeRecord r = run(c);
+    const BenchmarkRecord& fast = find(r, "fake/fast/a");
+    EXPECT_NE(fast.stop, StopReason::kDecidedChange) << trial;
+    const CompareResult cmp = compare_files("0.5%");
+    const std::string& verdict = cmp.verdicts.at("fake/fast/a");
+    EXPECT_TRUE(verdict == "unreliable" || verdict == "same") << trial << ": " << verdict;
+    unreliable += verdict == "unreliable" ? 1 : 0;
+  }
+  EXPECT_GE(unreliable, 1u);  // "same" five times in a row: far below 1e-12
+
+  // One process per side cannot see it: the two processes' offsets differ by more than the
+  // threshold in most checks, and such a check reports a clean, significant change.
+  size_t changes = 0;
+  for (int trial = 0; trial < 5; ++trial) {
+    PremergeConfig c = config({}, {});
+    c.worker_args.push_back("--fake_process_offset=^fake/fast/:10");
+    c.thresholds = threshold;
+    c.processes = 1;
+    (void)run(c);
+    const std::string verdict = compare_files("0.5%").verdicts.at("fake/fast/a");
+    changes += verdict == "regression" || verdict == "improvement" ? 1 : 0;
+  }
+  EXPECT_GE(changes, 1u);  // none in 5: about 3e-7
+}
+
+TEST_F(PremergeRun, PlantedSlowdownIsStillTheOnlyRegressionWithThreeProcesses) {
+  PremergeConfig c = config({}, {"--fake_slowdown=^fake/fast/:10"});
+  c.processes = 3;
+  const PremergeRecord r = run(c);
+  const BenchmarkRecord& fast = find(r, "fake/fast/a");
+  EXPECT_EQ(fast.stop, StopReason::kDecidedChange);
+  EXPECT_EQ(fast.side(Side::kNew).real_ns.size(), 15u);
+  ASSERT_TRUE(fast.comparison.has_value());
+  EXPECT_NEAR(fast.comparison->ratio, 1.10, 0.01);
+  EXPECT_EQ(fast.comparison->base.processes, 3u);
+  EXPECT_EQ(fast.side(Side::kNew).samples_in(2), 5u);
+  const CompareResult cmp = compare_files("2%");
+  EXPECT_EQ(cmp.exit_code, 1);
+  EXPECT_EQ(cmp.verdicts.at("fake/fast/a"), "regression");
+  for (const auto& [name, verdict] : cmp.verdicts)
+    if (name != "fake/fast/a") EXPECT_NE(verdict, "regression") << name;
+}
+
 // The binary: progress lines, the exit code, and a worker that cannot start.
 TEST_F(PremergeRun, CommandLineRunPrintsAProgressLinePerBenchmark) {
   const Captured c = run_captured({kPremerge, "--base-bin", kFakeWorker, "--new-bin", kFakeWorker, "--out",
                                    path("out"), "--filter", "fast|mid", "--base-arg=--fake_seed=3", "--new-arg",
                                    "--fake_seed=4", "--seed", "5"});
   EXPECT_EQ(c.status.code, 0) << c.err;
-  EXPECT_NE(c.err.find("[1/2] fake/fast/a  n=5/5  change "), std::string::npos) << c.err;
+  EXPECT_NE(c.err.find("gptbench-premerge: epoch 1/3: base worker ready in "), std::string::npos) << c.err;
+  EXPECT_NE(c.err.find("[1/2] fake/fast/a  epoch 1/3  n=5/5  change "), std::string::npos) << c.err;
+  EXPECT_NE(c.err.find("epoch-done  (elapsed 0:00, ETA 0:00)"), std::string::npos) << c.err;
+  EXPECT_NE(c.err.find("gptbench-premerge: epoch 2/3: new worker ready in "), std::string::npos) << c.err;
+  EXPECT_NE(c.err.find("[1/2] fake/fast/a  epoch 3/3  n=15/15  change "), std::string::npos) << c.err;
   EXPECT_NE(c.err.find("decided-same  (elapsed 0:00, ETA 0:00)"), std::string::npos) << c.err;
-  EXPECT_NE(c.err.find("[2/2] fake/mid/c  n="), std::string::npos) << c.err;
+  EXPECT_NE(c.err.find("[2/2] fake/mid/c  epoch 3/3  n="), std::string::npos) << c.err;
   EXPECT_NE(c.err.find("gate: gptbench-compare benchmarks"), std::string::npos) << c.err;
   EXPECT_EQ(c.out, "");
   EXPECT_EQ(json::parse(slurp(out("premerge.json")))["settings"]["seed"], 5);
+  // One process per side: one line per benchmark, without an epoch.
+  const Captured one = run_captured({kPremerge, "--base-bin", kFakeWorker, "--new-bin", kFakeWorker, "--out",
+                                     path("one"), "--filter", "fast|mid", "--base-arg=--fake_seed=3", "--new-arg",
+                                     "--fake_seed=4", "--seed", "5", "--processes", "1"});
+  EXPECT_EQ(one.status.code, 0) << one.err;
+  EXPECT_NE(one.err.find("gptbench-premerge: base worker ready in "), std::string::npos) << one.err;
+  EXPECT_NE(one.err.find("[1/2] fake/fast/a  n=5/5  change "), std::string::npos) << one.err;
+  EXPECT_NE(one.err.find("decided-same  (elapsed 0:00, ETA 0:00)"), std::string::npos) << one.err;
+  EXPECT_EQ(one.err.find("epoch"), std::string::npos) << one.err;
+  EXPECT_EQ(json::parse(slurp(path("one/premerge.json")))["settings"]["processes"], 1);
 }
 
 TEST_F(PremergeRun, AWorkerThatCannotStartExitsTwoWithItsReason) {

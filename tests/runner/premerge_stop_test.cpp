@@ -132,6 +132,128 @@ TEST(PremergeStop, ReasonNames) {
   EXPECT_STREQ(to_string(StopReason::kLost), "lost");
   EXPECT_STREQ(to_string(StopReason::kSkipped), "skipped");
   EXPECT_STREQ(to_string(StopReason::kOneSide), "one-side");
+  EXPECT_STREQ(to_string(StopReason::kEpochDone), "epoch-done");
+}
+
+// --- Epochs: one fresh worker process per side each (--processes) -----------------------------
+
+StopSettings epoch_settings(size_t processes = 3) {
+  StopSettings s = settings(0.05);
+  s.processes = processes;
+  return s;
+}
+
+// Rounds of epoch `epoch` (one sample per side each) appended to the pooled samples until the
+// rule ends the epoch's part or stops the benchmark.
+struct EpochRun {
+  SideSamples base, contender;
+  StopCheck check;
+  size_t rounds = 0;
+};
+
+void run_epoch(EpochRun& run, Source& base, Source& contender, const StopSettings& s, size_t epoch,
+               double base_offset = 0, double contender_offset = 0) {
+  run.rounds = 0;
+  while (run.rounds < 1000) {
+    run.base.times.push_back(base.next() * (1 + base_offset));
+    run.base.epochs.push_back(static_cast<int64_t>(epoch));
+    run.contender.times.push_back(contender.next() * (1 + contender_offset));
+    run.contender.epochs.push_back(static_cast<int64_t>(epoch));
+    ++run.rounds;
+    run.check = check_stop(run.base, run.contender, s, epoch, 0);
+    if (run.check.reason != StopReason::kContinue) return;
+  }
+}
+
+TEST(PremergeStop, SamplesPerProcessSplitMaxSamplesButNeverBelowMinSamples) {
+  StopSettings s = epoch_settings(3);
+  EXPECT_EQ(samples_per_process(s), 10u);
+  s.max_samples = 31;
+  EXPECT_EQ(samples_per_process(s), 11u);  // rounded up
+  s.max_samples = 10;
+  EXPECT_EQ(samples_per_process(s), 5u);  // min_samples
+  s.processes = 1;
+  s.max_samples = 30;
+  EXPECT_EQ(samples_per_process(s), 30u);
+}
+
+TEST(PremergeStop, OnlyTheLastEpochStopsEarlyEarlierOnesEndAtMinSamples) {
+  const StopSettings s = epoch_settings(3);
+  Source base(100e3, 0.002, 5), contender(100e3, 0.002, 6);
+  EpochRun run;
+  for (size_t epoch = 0; epoch < 2; ++epoch) {
+    run_epoch(run, base, contender, s, epoch);
+    EXPECT_EQ(run.check.reason, StopReason::kEpochDone) << epoch;
+    EXPECT_EQ(run.rounds, 5u) << epoch;  // clearly the same already: this epoch's part is done
+  }
+  run_epoch(run, base, contender, s, 2);
+  EXPECT_EQ(run.check.reason, StopReason::kDecidedSame);
+  EXPECT_EQ(run.rounds, 5u);
+  EXPECT_EQ(run.base.times.size(), 15u);
+  EXPECT_EQ(run.check.comparison.base.processes, 3u);
+  // A clear regression likewise: every epoch contributes its min_samples first.
+  Source slow_base(100e3, 0.002, 1), slow(110e3, 0.002, 2);
+  EpochRun change;
+  run_epoch(change, slow_base, slow, s, 0);
+  EXPECT_EQ(change.check.reason, StopReason::kEpochDone);
+  EXPECT_EQ(change.check.comparison.verdict, compare::Verdict::kRegression);
+  run_epoch(change, slow_base, slow, s, 1);
+  run_epoch(change, slow_base, slow, s, 2);
+  EXPECT_EQ(change.check.reason, StopReason::kDecidedChange);
+  EXPECT_EQ(change.rounds, 5u);
+}
+
+TEST(PremergeStop, UndecidedEpochsTakeTheirShareOfMaxSamples) {
+  const StopSettings s = epoch_settings(3);
+  Source base(1e6, 0.15, 7), contender(1e6, 0.15, 8);
+  EpochRun run;
+  run_epoch(run, base, contender, s, 0);
+  EXPECT_EQ(run.check.reason, StopReason::kEpochDone);
+  EXPECT_EQ(run.rounds, 10u);
+  run_epoch(run, base, contender, s, 1);
+  EXPECT_EQ(run.check.reason, StopReason::kEpochDone);
+  run_epoch(run, base, contender, s, 2);
+  EXPECT_EQ(run.check.reason, StopReason::kMaxSamples);
+  EXPECT_EQ(run.base.times.size(), 30u);
+}
+
+TEST(PremergeStop, TheTimeLimitIsSharedAmongTheEpochs) {
+  const StopSettings s = epoch_settings(3);  // 10 s in all
+  const SideSamples b{{1, 2, 3}, {0, 0, 0}}, c{{2, 3, 4}, {0, 0, 0}};
+  EXPECT_EQ(check_stop(b, c, s, 0, 3.3).reason, StopReason::kContinue);
+  EXPECT_EQ(check_stop(b, c, s, 0, 3.4).reason, StopReason::kEpochDone);
+  EXPECT_EQ(check_stop(b, c, s, 1, 6.6).reason, StopReason::kContinue);
+  EXPECT_EQ(check_stop(b, c, s, 2, 9.9).reason, StopReason::kContinue);
+  EXPECT_EQ(check_stop(b, c, s, 2, 10).reason, StopReason::kMaxTime);
+}
+
+TEST(PremergeStop, ProcessesFartherApartThanTheThresholdAreNoDecidedChange) {
+  // New is 10% slower, within-process noise 0.2%, but base's third process runs 3% slower than
+  // its other two: wider than the 2% threshold. Pooled without the processes this is a clear
+  // regression; with them it is noise, and sampling goes on to max_samples.
+  const StopSettings s = epoch_settings(3);
+  Source base(100e3, 0.002, 11), contender(110e3, 0.002, 12);
+  EpochRun run;
+  run_epoch(run, base, contender, s, 0);
+  run_epoch(run, base, contender, s, 1);
+  run_epoch(run, base, contender, s, 2, 0.03, 0);
+  EXPECT_EQ(run.check.reason, StopReason::kMaxSamples);
+  EXPECT_EQ(run.rounds, 10u);
+  EXPECT_GT(run.check.comparison.base.process_spread, 0.02);
+  EXPECT_EQ(run.check.comparison.verdict, compare::Verdict::kUnreliable);
+  const StopCheck pooled = check_stop(SideSamples{run.base.times, {}}, SideSamples{run.contender.times, {}}, s, 2, 0);
+  EXPECT_EQ(pooled.comparison.verdict, compare::Verdict::kRegression);
+  EXPECT_EQ(pooled.reason, StopReason::kDecidedChange);
+  // A spread within the threshold widens the interval: no decided-same while it exceeds
+  // threshold/2 (processes 1.5% apart, no change).
+  Source same_base(100e3, 0.002, 13), same_new(100e3, 0.002, 14);
+  EpochRun same;
+  run_epoch(same, same_base, same_new, s, 0, 0, 0);
+  run_epoch(same, same_base, same_new, s, 1, 0.015, 0.015);
+  run_epoch(same, same_base, same_new, s, 2, 0.0075, 0.0075);
+  EXPECT_EQ(same.check.reason, StopReason::kMaxSamples);
+  EXPECT_GE(same.check.comparison.uncertainty, 0.014);
+  EXPECT_EQ(same.check.comparison.verdict, compare::Verdict::kSame);
 }
 
 }  // namespace

@@ -8,6 +8,10 @@
 //   --fake_seed=N                 seed of the samples (default 1)
 //   --fake_extra=NAME             one more benchmark, 50 us ± 0.5% (for added/removed names)
 //   --fake_slowdown=REGEX:PCT     benchmarks matching REGEX are PCT percent slower
+//   --fake_process_offset=REGEX:PCT  benchmarks matching REGEX are slower or faster by an offset
+//                                 drawn once per process, uniformly in +-PCT percent, from the pid
+//                                 and the time (a process-level effect such as CPU placement or
+//                                 allocator layout: each process of one binary differs)
 //   --fake_skip=REGEX             prepare/sample of matching benchmarks answer "skipped"
 //   --fake_crash_on_sample=N      abort() on the N-th sample request of this process
 //   --fake_hang_on_sample=N       stop answering on the N-th sample request of this process
@@ -54,6 +58,8 @@ struct Options {
       {"fake/fast/a", 100e-6, 0.002}, {"fake/mid/c", 20e-6, 0.01}, {"fake/noisy/b", 1e-3, 0.15}};
   std::optional<std::regex> slowdown;
   double slowdown_pct = 0;
+  std::optional<std::regex> process_offset;
+  double process_offset_pct = 0;
   std::optional<std::regex> skip;
   long crash_on_sample = 0, hang_on_sample = 0;
   std::optional<std::regex> fault_filter;
@@ -91,6 +97,11 @@ Options parse(int argc, char** argv) {
       if (colon == std::string::npos) die("--fake_slowdown=REGEX:PCT");
       o.slowdown = std::regex(v.substr(0, colon), std::regex::extended);
       o.slowdown_pct = std::stod(v.substr(colon + 1));
+    } else if (value_of(a, "--fake_process_offset", v)) {
+      const size_t colon = v.rfind(':');
+      if (colon == std::string::npos) die("--fake_process_offset=REGEX:PCT");
+      o.process_offset = std::regex(v.substr(0, colon), std::regex::extended);
+      o.process_offset_pct = std::stod(v.substr(colon + 1));
     } else if (value_of(a, "--fake_skip", v)) {
       o.skip = std::regex(v, std::regex::extended);
     } else if (value_of(a, "--fake_crash_on_sample", v)) {
@@ -134,9 +145,19 @@ std::string allowed_cpus() {
   for (;;) ::pause();
 }
 
+// This process's offset for --fake_process_offset, a fraction in +-PCT/100 (0 without it).
+double draw_process_offset(const Options& o) {
+  if (!o.process_offset || o.process_offset_pct == 0) return 0;
+  const uint64_t now = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  std::seed_seq seq{static_cast<uint64_t>(::getpid()), now, static_cast<uint64_t>(std::random_device{}())};
+  std::mt19937_64 rng(seq);
+  std::uniform_real_distribution<double> offset(-o.process_offset_pct / 100, o.process_offset_pct / 100);
+  return offset(rng);
+}
+
 class FakeWorker {
  public:
-  explicit FakeWorker(Options o) : o_(std::move(o)), rng_(o_.seed) {}
+  FakeWorker(Options o, double process_offset) : o_(std::move(o)), rng_(o_.seed), process_offset_(process_offset) {}
 
   json answer(const json& req, bool& quit) {
     const std::string cmd = req.value("cmd", "");
@@ -176,6 +197,10 @@ class FakeWorker {
 
   double slowdown_pct(const std::string& name) const {
     return o_.slowdown && std::regex_search(name, *o_.slowdown) ? o_.slowdown_pct : 0;
+  }
+
+  double process_offset(const std::string& name) const {
+    return o_.process_offset && std::regex_search(name, *o_.process_offset) ? process_offset_ : 0;
   }
 
   json skipped(const std::string& name) const {
@@ -222,7 +247,7 @@ class FakeWorker {
     const int count = req.value("count", 1);
     const double min_time = req.value("min_time", 0.01);
     if (count < 1) return error("count must be positive");
-    const double mean = b->mean_s * (1 + slowdown_pct(name) / 100);
+    const double mean = b->mean_s * (1 + slowdown_pct(name) / 100) * (1 + process_offset(name));
     std::normal_distribution<double> noise(0.0, b->relative_sd);
     json samples = json::array(), calls = json::array();
     double sum = 0;
@@ -242,6 +267,7 @@ class FakeWorker {
 
   Options o_;
   std::mt19937_64 rng_;
+  double process_offset_;
   std::string current_;
   long fault_requests_ = 0;
 };
@@ -262,10 +288,14 @@ int main(int argc, char** argv) {
     return 3;
   }
   if (options.hang_start) hang();
-  FakeWorker worker(options);
-  const json context{{"gpu_name", "fake"}, {"gpu_driver", "none"}, {"cuda_runtime", "none"},
-                     {"libtorch", "none"}, {"timer_hold_ns", "0"},  {"fake_seed", std::to_string(options.seed)},
-                     {"fake_cpus", allowed_cpus()}};
+  const double offset = draw_process_offset(options);
+  if (options.process_offset)
+    std::fprintf(stderr, "fake_worker: process offset %+.2f%% (--fake_process_offset)\n", 100 * offset);
+  FakeWorker worker(options, offset);
+  json context{{"gpu_name", "fake"}, {"gpu_driver", "none"}, {"cuda_runtime", "none"},
+               {"libtorch", "none"}, {"timer_hold_ns", "0"},  {"fake_seed", std::to_string(options.seed)},
+               {"fake_cpus", allowed_cpus()}};
+  if (options.process_offset) context["fake_process_offset"] = std::to_string(offset);
   std::cout << json{{"ok", true},
                     {"event", "ready"},
                     {"protocol", 1},
