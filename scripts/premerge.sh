@@ -25,6 +25,8 @@
 #   --new-arg ARG      extra flag for the NEW binary (repeatable), e.g. a planted regression:
 #                      --new-arg=--gptbench_slowdown=^gemm/:3
 #   --max-seconds S    workers: sampling wall time per benchmark at most (gptbench-premerge's default)
+#   --processes K      workers: fresh worker processes per side, one after the other (default 3),
+#                      so that differences between processes count as noise
 #   --seed N           workers: seed of the sampling order
 #   --premerge PATH    gptbench-premerge binary (default: next to NEW's gptbench, then PATH)
 #   --rounds N         process rounds only: interleaved rounds = repetitions per side (default 9)
@@ -59,9 +61,9 @@ usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' 
 
 # Options that take a value, as '--opt VALUE' or '--opt=VALUE'.
 readonly kValueOptions=' --rounds --filter --device --min-time --out --compare --base-bin --new-bin
-  --threshold --alpha --config --base-arg --new-arg --max-seconds --seed --premerge --cache '
+  --threshold --alpha --config --base-arg --new-arg --max-seconds --processes --seed --premerge --cache '
 rounds=9 rounds_given='' filter='' device=auto min_time='' out='' compare='' base_bin='' new_bin=''
-threshold='' alpha='' config='' max_seconds='' seed='' premerge='' cache=''
+threshold='' alpha='' config='' max_seconds='' processes='' seed='' premerge='' cache=''
 positional=() compare_args=() base_args=() new_args=()
 while [[ $# -gt 0 ]]; do
   opt="$1" value=''
@@ -89,6 +91,7 @@ while [[ $# -gt 0 ]]; do
     --base-arg) base_args+=("$value") ;;
     --new-arg) new_args+=("$value") ;;
     --max-seconds) max_seconds="$value" ;;
+    --processes) processes="$value" ;;
     --seed) seed="$value" ;;
     --premerge) premerge="$value" ;;
     --cache) cache="$value" ;;
@@ -111,6 +114,7 @@ fi
 [[ -z "$alpha" || "$alpha" =~ ^(0?\.[0-9]*[1-9][0-9]*)$ ]] || die "--alpha must be in (0, 1), e.g. 0.05"
 [[ -z "$config" || -f "$config" ]] || die "--config $config: no such file"
 [[ -z "$max_seconds" || "$max_seconds" =~ ^[0-9]*\.?[0-9]+$ ]] || die "--max-seconds must be a number of seconds"
+[[ -z "$processes" || "$processes" =~ ^[1-9][0-9]*$ ]] || die "--processes must be a positive integer"
 [[ -z "$seed" || "$seed" =~ ^[0-9]+$ ]] || die "--seed must be a non-negative integer"
 [[ "$device" == cpu || "$device" == cuda || "$device" == auto ]] || die "--device must be cpu, cuda or auto"
 
@@ -278,6 +282,7 @@ if [[ "$mode" == workers ]]; then
   for arg in "${base_args[@]}"; do args+=("--base-arg=$arg"); done
   for arg in "${new_args[@]}"; do args+=("--new-arg=$arg"); done
   [[ -n "$max_seconds" ]] && args+=("--max-seconds=$max_seconds")
+  [[ -n "$processes" ]] && args+=("--processes=$processes")
   [[ -n "$seed" ]] && args+=("--seed=$seed")
   premerge_status=0
   # Two CPU workers share the cores: an idle worker's OpenMP threads must sleep, not spin
@@ -286,7 +291,7 @@ if [[ "$mode" == workers ]]; then
   [[ "$premerge_status" -eq 0 ]] || die "gptbench-premerge failed (exit $premerge_status)"
   [[ -s "$out/base.json" && -s "$out/new.json" ]] || die "gptbench-premerge wrote no $out/base.json and $out/new.json"
 else
-  [[ -n "$max_seconds$seed" ]] && log "note: --max-seconds and --seed apply to resident workers only"
+  [[ -n "$max_seconds$processes$seed" ]] && log "note: --max-seconds, --processes and --seed apply to resident workers only"
   if [[ -z "$min_time" ]]; then
     if [[ "$device" == cuda ]]; then min_time=0.2; else min_time=0.05; fi
   fi
