@@ -34,8 +34,9 @@ std::string process_text(const SideStats& side, const char* name) {
 std::string noise_text(const MetricComparison& metric) {
   std::string out;
   const auto add = [&](const std::string& part) { out += (out.empty() ? "" : ", ") + part; };
-  if (metric.base.cv > metric.threshold) add("CV " + percent(metric.base.cv) + " (base)");
-  if (metric.contender.cv > metric.threshold) add("CV " + percent(metric.contender.cv) + " (new)");
+  if (metric.base.robust_cv > metric.threshold) add("robust CV " + percent(metric.base.robust_cv) + " (base)");
+  if (metric.contender.robust_cv > metric.threshold)
+    add("robust CV " + percent(metric.contender.robust_cv) + " (new)");
   const bool base_spread = spread_too_wide(metric.base, metric.threshold);
   const bool new_spread = spread_too_wide(metric.contender, metric.threshold);
   if (base_spread) add(process_text(metric.base, "base"));
@@ -112,14 +113,15 @@ SideStats describe(std::vector<double> samples) {
     for (double v : samples) deviations.push_back(std::fabs(v - stats.median));
     stats.mad = median(std::move(deviations));
     stats.median_error = relative_median_error(kMadToSigma * stats.mad, stats.median, stats.n);
+    if (stats.median > 0) stats.robust_cv = kMadToSigma * stats.mad / stats.median;
   }
   stats.samples = std::move(samples);
   return stats;
 }
 
 bool too_noisy(const MetricComparison& metric) {
-  return metric.uncertainty > metric.threshold || metric.base.cv > metric.threshold ||
-         metric.contender.cv > metric.threshold || spread_too_wide(metric.base, metric.threshold) ||
+  return metric.uncertainty > metric.threshold || metric.base.robust_cv > metric.threshold ||
+         metric.contender.robust_cv > metric.threshold || spread_too_wide(metric.base, metric.threshold) ||
          spread_too_wide(metric.contender, metric.threshold);
 }
 

@@ -32,6 +32,10 @@ struct SideStats {
   double mean = 0;
   double stddev = 0;
   double cv = 0;  // stddev / mean
+  // 1.4826 · MAD / median: the spread the noise rule judges. The verdict rests on medians and
+  // ranks, which a few outlying samples (a clock dip, a preempted host thread) do not move;
+  // the classical CV above is reported but one such sample can make it many times larger.
+  double robust_cv = 0;
   double mad = 0; // median absolute deviation
   // Standard error of the median relative to it, from a robust spread:
   // 1.2533 * 1.4826 * MAD / (median * sqrt(n)) (normal approximation).

@@ -90,25 +90,32 @@ TEST(Verdict, NoisyAAChangeIsUnreliableNotRegression) {
   EXPECT_LT(result.u_test.p_value, kAlpha);  // significant and above the threshold on their own
   EXPECT_GT(result.change, kThreshold);
   EXPECT_EQ(result.verdict, Verdict::kUnreliable);
-  EXPECT_EQ(result.reason.rfind("too noisy: CV 22.3% (new), change known to +/-", 0), 0u) << result.reason;
+  EXPECT_EQ(result.reason.rfind("too noisy: robust CV 11.9% (new), change known to +/-", 0), 0u) << result.reason;
   EXPECT_NE(result.reason.find("change +8.2%, p=0.0423"), std::string::npos) << result.reason;
 }
 
-TEST(Verdict, CvOfEitherSideWiderThanThresholdIsUnreliable) {
-  // One outlier: CV 29%, yet the medians are tight (uncertainty < threshold) and p = 0.0004.
+TEST(Verdict, OneOutlierDoesNotHideAChangeButSpreadOfEitherSideIsUnreliable) {
+  // One outlier: classical CV 29%, yet the medians are tight and p = 0.0004. The verdict rests
+  // on medians and ranks, so the noise rule judges the robust CV (1.4826 MAD / median), 2.7%.
   const std::vector<double> outlier = {110, 110.5, 111, 111.5, 112, 112.5, 113, 113.5, 220};
   const MetricComparison slower = decide(kQuiet, outlier);
-  EXPECT_LT(slower.uncertainty, kThreshold);
+  EXPECT_GT(slower.contender.cv, 0.29);
+  EXPECT_LT(slower.contender.robust_cv, kThreshold);
   EXPECT_LT(slower.u_test.p_value, 0.001);
-  EXPECT_EQ(slower.verdict, Verdict::kUnreliable);
-  EXPECT_NE(slower.reason.find("CV 29.2% (new), wider than the threshold 5.0%"), std::string::npos) << slower.reason;
-  const MetricComparison faster = decide(outlier, kQuiet);
-  EXPECT_EQ(faster.verdict, Verdict::kUnreliable);
-  EXPECT_NE(faster.reason.find("CV 29.2% (base)"), std::string::npos) << faster.reason;
-  // No change at all is not "same" either: a threshold-sized one could hide in that noise.
-  EXPECT_EQ(decide(outlier, outlier).verdict, Verdict::kUnreliable);
-  // Only a threshold wider than the noise lets it be judged: +12% within 30% is "same".
-  EXPECT_EQ(decide(kQuiet, outlier, Direction::kLowerIsBetter, 0.30).verdict, Verdict::kSame);
+  EXPECT_EQ(slower.verdict, Verdict::kRegression) << slower.reason;
+  EXPECT_EQ(decide(outlier, kQuiet).verdict, Verdict::kImprovement);
+  EXPECT_EQ(decide(outlier, outlier).verdict, Verdict::kSame);
+  // Spread through the bulk of the samples (robust CV 11.4%) on either side: unreliable, even
+  // with no change at all (a threshold-sized change could hide in it).
+  const std::vector<double> spread = {88, 92, 96, 100, 104, 108, 112, 116, 120};
+  const MetricComparison noisy_new = decide(kQuiet, spread);
+  EXPECT_EQ(noisy_new.verdict, Verdict::kUnreliable);
+  EXPECT_NE(noisy_new.reason.find("robust CV 11.4% (new)"), std::string::npos) << noisy_new.reason;
+  const MetricComparison noisy_base = decide(spread, kQuiet);
+  EXPECT_EQ(noisy_base.verdict, Verdict::kUnreliable);
+  EXPECT_NE(noisy_base.reason.find("(base)"), std::string::npos) << noisy_base.reason;
+  // Only a threshold wider than the noise lets it be judged.
+  EXPECT_EQ(decide(kQuiet, spread, Direction::kLowerIsBetter, 0.30).verdict, Verdict::kSame);
 }
 
 TEST(Verdict, HolmDemotesWhatItDoesNotKeep) {
