@@ -59,7 +59,7 @@ Case make_attention_case(const AttnPoint& p, c10::Device device) {
   if (!device.is_cuda() &&
       (backend == AttnBackend::kSdpaEfficient || backend == AttnBackend::kSdpaCudnn ||
        backend == AttnBackend::kFlash))
-    throw SkipCase(p.impl + " runs on CUDA only");
+    throw SkipCase("skipped: " + p.impl + " runs on CUDA only");
   auto opts = at::TensorOptions().device(device).dtype(spec.type);
   struct State {
     at::Tensor q, k, v, dout, out;  // (B, H, L, d)

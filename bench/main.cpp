@@ -13,6 +13,8 @@
 #include <iostream>
 #include <vector>
 
+#include "fixtures/benchmark_filter.h"
+#include "fixtures/console_reporter.h"
 #include "fixtures/device_info.h"
 #include "fixtures/family.h"
 #include "fixtures/options.h"
@@ -80,6 +82,10 @@ int main(int argc, char** argv) {
   int bm_argc = static_cast<int>(args.size());
   benchmark::Initialize(&bm_argc, args.data());
   if (benchmark::ReportUnrecognizedArguments(bm_argc, args.data())) return 2;
+  if (auto err = benchmark_filter_error(benchmark::GetBenchmarkFilter()); !err.empty()) {
+    std::cerr << "gptbench: " << err << "\n";
+    return 2;
+  }
 
   const Options& o = global_options();
   if (o.on_cuda()) {  // the CUDA context is created here, not inside the peak measurement
@@ -107,8 +113,8 @@ int main(int argc, char** argv) {
   int code = 0;
   if (o.worker)
     code = serve_on_stdout(context, loaded_s + seconds_since(main_start));
-  else
-    benchmark::RunSpecifiedBenchmarks();
+  else if (run_specified_benchmarks() == 0)
+    code = 1;  // the filter matched nothing: Google Benchmark printed "Failed to match any benchmarks"
   benchmark::Shutdown();
   release_cases();
   if (o.phases) std::cerr << phase_report(loaded_s + seconds_since(main_start));

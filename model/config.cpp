@@ -1,8 +1,10 @@
 #include "model/config.h"
 
-#include <map>
-#include <sstream>
+#include <cstring>
 #include <stdexcept>
+
+#include "fixtures/whole_number.h"
+#include "model/size_limits.h"
 
 namespace gptbench {
 namespace {
@@ -28,39 +30,58 @@ const std::vector<GPT2Config>& presets() {
 std::string valid_names() {
   std::string s;
   for (const auto& p : presets()) s += p.name + ", ";
-  return s + "tiny, custom:L=<layers>,d=<d_model>,h=<heads>[,ff=..][,V=..][,T=..]";
+  return s + "tiny, custom:L=<layers>:d=<d_model>:h=<heads>[:ff=..][:V=..][:T=..]";
 }
 
+// Fields are separated by ':' so that a custom model survives --gptbench_models' split at
+// commas; ',' (the older form) is accepted too. The name is rewritten with ':' in a fixed field
+// order, so both spellings give the same benchmark names.
 GPT2Config parse_custom(const std::string& name) {
   GPT2Config c;
-  c.name = name;
   c.d_ff = -1;
-  std::map<std::string, int64_t*> fields = {{"L", &c.n_layer}, {"d", &c.d_model},
-                                            {"h", &c.n_head},  {"ff", &c.d_ff},
-                                            {"V", &c.vocab},   {"T", &c.n_ctx}};
-  std::stringstream ss(name.substr(7));
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    auto eq = item.find('=');
-    auto it = fields.find(item.substr(0, eq));
-    if (eq == std::string::npos || it == fields.end())
+  struct Field {
+    const char* key;
+    int64_t* value;
+    bool given;
+  };
+  Field fields[] = {{"L", &c.n_layer, false}, {"d", &c.d_model, false}, {"h", &c.n_head, false},
+                    {"ff", &c.d_ff, false},   {"V", &c.vocab, false},   {"T", &c.n_ctx, false}};
+  const std::string spec = name.substr(7);
+  for (size_t start = 0; start < spec.size();) {
+    size_t end = spec.find_first_of(":,", start);
+    if (end == std::string::npos) end = spec.size();
+    const std::string item = spec.substr(start, end - start);
+    start = end + 1;
+    const size_t eq = item.find('=');
+    Field* field = nullptr;
+    for (Field& f : fields)
+      if (item.compare(0, eq, f.key) == 0 && eq == std::strlen(f.key)) field = &f;
+    if (eq == std::string::npos || field == nullptr)
       throw std::invalid_argument("bad custom model field '" + item + "' in '" + name +
                                   "'; expected " + valid_names());
-    size_t used = 0;
-    int64_t v = 0;
-    try {
-      v = std::stoll(item.substr(eq + 1), &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != item.size() - eq - 1 || v <= 0)
-      throw std::invalid_argument("bad value in custom model field '" + item + "'");
-    *it->second = v;
+    if (auto err = whole_number_error(item.substr(eq + 1), 1, kMaxDimension, field->value); !err.empty())
+      throw std::invalid_argument("custom model '" + name + "': field " + field->key + " " + err);
+    field->given = true;
   }
   if (c.d_ff < 0) c.d_ff = 4 * c.d_model;
   if (c.d_model % c.n_head != 0)
     throw std::invalid_argument("custom model '" + name + "': d must be a multiple of h");
+  c.name = "custom";
+  for (const Field& f : fields)
+    if (f.given) c.name += std::string(":") + f.key + "=" + std::to_string(*f.value);
   return c;
+}
+
+// Exact in int64_t; in double for sizes whose count would overflow it (model/size_limits.h).
+template <typename N>
+N count_params(const GPT2Config& c) {
+  const N d = static_cast<N>(c.d_model), ff = static_cast<N>(c.d_ff);
+  const N ln = 2 * d;                                  // LayerNorm weight + bias
+  const N attn = d * 3 * d + 3 * d + d * d + d;        // c_attn + c_proj
+  const N mlp = d * ff + ff + ff * d + d;
+  const N block = 2 * ln + attn + mlp;
+  return static_cast<N>(c.vocab) * d + static_cast<N>(c.n_ctx) * d +
+         static_cast<N>(c.n_layer) * block + ln;       // wte + wpe + blocks + ln_f
 }
 
 }  // namespace
@@ -75,7 +96,7 @@ const std::vector<std::string>& preset_names() {
 }
 
 GPT2Config cpu_tiny_config() {
-  GPT2Config c = parse_custom("custom:L=2,d=128,h=4,V=1024,T=128");
+  GPT2Config c = parse_custom("custom:L=2:d=128:h=4:V=1024:T=128");
   c.name = "tiny";
   return c;
 }
@@ -88,13 +109,8 @@ GPT2Config model_config(const std::string& name) {
   throw std::invalid_argument("unknown model size '" + name + "'; valid: " + valid_names());
 }
 
-int64_t param_count(const GPT2Config& c) {
-  const int64_t d = c.d_model;
-  const int64_t ln = 2 * d;                        // LayerNorm weight + bias
-  const int64_t attn = d * 3 * d + 3 * d + d * d + d;  // c_attn + c_proj
-  const int64_t mlp = d * c.d_ff + c.d_ff + c.d_ff * d + d;
-  const int64_t block = 2 * ln + attn + mlp;
-  return c.vocab * d + c.n_ctx * d + c.n_layer * block + ln;  // wte + wpe + blocks + ln_f
-}
+int64_t param_count(const GPT2Config& c) { return count_params<int64_t>(c); }
+
+double param_count_approx(const GPT2Config& c) { return count_params<double>(c); }
 
 }  // namespace gptbench

@@ -7,7 +7,7 @@
 namespace gptbench {
 
 struct GPT2Config {
-  std::string name;         // "small", ..., or "custom:L=2,d=128,h=4"
+  std::string name;         // "small", ..., or "custom:L=2:d=128:h=4"
   int64_t n_layer = 12;
   int64_t n_head = 12;
   int64_t d_model = 768;
@@ -29,8 +29,10 @@ struct GPT2Config {
 // Names of the presets, in size order: small, medium, large, xl, 2.7B.
 const std::vector<std::string>& preset_names();
 
-// A preset by name, or a custom size "custom:L=<layers>,d=<d_model>,h=<heads>[,ff=<d_ff>]
-// [,V=<vocab>][,T=<n_ctx>]". Throws std::invalid_argument naming the valid choices.
+// A preset by name, or a custom size "custom:L=<layers>:d=<d_model>:h=<heads>[:ff=<d_ff>]
+// [:V=<vocab>][:T=<n_ctx>]" (',' between fields is accepted too; the returned name has ':').
+// Each field is a whole number from 1 to 2^31 - 1. Throws std::invalid_argument naming the
+// valid choices.
 GPT2Config model_config(const std::string& name);
 
 // The tiny size the CPU runs by default: big enough to exercise every module, small enough
@@ -39,5 +41,7 @@ GPT2Config cpu_tiny_config();
 
 // Exact parameter count (LM head tied to the token embedding, biases on every Linear).
 int64_t param_count(const GPT2Config& cfg);
+// The same in floating point, for sizes whose count would overflow int64_t (size checks).
+double param_count_approx(const GPT2Config& cfg);
 
 }  // namespace gptbench

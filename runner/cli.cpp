@@ -2,6 +2,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include <climits>
+
+#include "fixtures/benchmark_filter.h"
+#include "fixtures/flag_range.h"
+
 namespace gptbench::runner {
 namespace {
 
@@ -66,11 +71,11 @@ CliResult parse_cli(const std::vector<std::string>& args, const std::string& def
   app.add_option("--max-restarts", c.max_restarts,
                  "abandon a family after this many benchmark processes in a row die before "
                  "finishing a benchmark")
-      ->check(CLI::PositiveNumber)
+      ->transform(whole_number_in(1, INT_MAX))
       ->capture_default_str();
   app.add_option("--benchmark-timeout", c.benchmark_timeout_s,
                  "kill a benchmark process after this many seconds without a result (0: never)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(number_at_least(0))
       ->capture_default_str();
   app.add_flag("--keep-parts", c.keep_parts, "keep each benchmark process's own JSON (<out>.parts-*/)");
   bool quiet = false;
@@ -83,6 +88,12 @@ CliResult parse_cli(const std::vector<std::string>& args, const std::string& def
     return r;
   } catch (const CLI::ParseError& e) {
     r.error = e.what();
+    return r;
+  }
+  // Checked before any child runs: one line and exit 2, whichever binary (Google Benchmark
+  // itself prints "Could not compile benchmark re", runs nothing and exits 0).
+  if (auto err = benchmark_filter_error(c.filter); !err.empty()) {
+    r.error = err;
     return r;
   }
   c.forward_output = !quiet;

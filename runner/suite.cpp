@@ -271,12 +271,15 @@ int run_suite(const RunConfig& cfg, RunSummary* summary_out) {
     console.note(e.what());
     return 2;
   }
-  if (!listed.status.ok()) {
+  const std::vector<std::string> names = parse_benchmark_list(listed.out);
+  // gptbench exits 1 when the filter matches nothing (Google Benchmark's "Failed to match any
+  // benchmarks"); a binary that exits 0 with an empty list means the same.
+  const bool matched_nothing = names.empty() && !listed.status.signaled && listed.status.code <= 1;
+  if (!listed.status.ok() && !matched_nothing) {
     std::fputs(listed.err.c_str(), stderr);
     console.note("listing the benchmarks failed (" + describe(listed.status) + ")");
     return 2;
   }
-  const std::vector<std::string> names = parse_benchmark_list(listed.out);
   if (names.empty()) {
     console.note("no benchmark matches the filter '" + cfg.filter + "'");
     return 2;
@@ -393,21 +396,29 @@ int run_suite(const RunConfig& cfg, RunSummary* summary_out) {
   if (!summary.crashes.empty())
     merged.set_context_entry("gptbench_run_crashes", join(summary.crashes, " | "));
   int code = summary.interrupted ? 130 : (summary.errored > 0 ? 1 : 0);
-  try {
-    write_file_atomic(cfg.out, merged.text());
-  } catch (const std::exception& e) {
-    console.note(e.what());
-    code = 3;
+  // A run stopped before its first result has nothing to say: an older result file at the
+  // destination is worth more than an empty document (docs/robustness.md, "Ctrl-C").
+  const bool nothing_measured = merged.row_count() == 0;
+  if (!nothing_measured) {
+    try {
+      write_file_atomic(cfg.out, merged.text());
+    } catch (const std::exception& e) {
+      console.note(e.what());
+      code = 3;
+    }
   }
   if (!cfg.keep_parts && code != 3) {
     std::error_code ec;
     fs::remove_all(parts_dir, ec);
   }
-  console.note(cfg.out + ": " + std::to_string(merged.row_count()) + " rows; " +
-               std::to_string(summary.reported) + " of " + std::to_string(summary.total) +
-               " benchmarks reported, " + std::to_string(summary.errored) + " errored by the runner" +
-               (summary.interrupted ? ", " + std::to_string(summary.not_run) + " not run (interrupted)" : "") +
-               " in " + format_duration(progress.elapsed_s()));
+  if (nothing_measured)
+    console.note("nothing measured; " + cfg.out + " left as it was");
+  else
+    console.note(cfg.out + ": " + std::to_string(merged.row_count()) + " rows; " +
+                 std::to_string(summary.reported) + " of " + std::to_string(summary.total) +
+                 " benchmarks reported, " + std::to_string(summary.errored) + " errored by the runner" +
+                 (summary.interrupted ? ", " + std::to_string(summary.not_run) + " not run (interrupted)" : "") +
+                 " in " + format_duration(progress.elapsed_s()));
   if (summary_out) *summary_out = summary;
   return code;
 }

@@ -16,7 +16,8 @@
 //  - SIGINT: the current benchmark finishes, then the child is stopped and the merged file is
 //    written with everything finished (the benchmarks not run are left out, and the context
 //    says so). A second SIGINT, or SIGTERM, stops the child at once.
-//  - The merged file is written once, atomically (temporary file + rename).
+//  - The merged file is written once, atomically (temporary file + rename); a run stopped
+//    before any result writes nothing, so an older file at the destination stays as it was.
 #pragma once
 
 #include <cstddef>
@@ -52,7 +53,8 @@ struct RunSummary {
 
 // Exit codes: 0 every benchmark was reported; 1 some were recorded as errored by the runner
 // (the merged file is written); 2 usage error, or the binary could not list its benchmarks
-// (nothing written); 3 the merged file could not be written; 130 interrupted (written).
+// (nothing written); 3 the merged file could not be written; 130 interrupted (written, unless
+// nothing had been measured).
 int run_suite(const RunConfig& config, RunSummary* summary = nullptr);
 
 }  // namespace gptbench::runner

@@ -2,7 +2,7 @@
 // split at NUL bytes into arguments, each given a --gptbench_ flag name chosen by its first
 // byte (or passed as it is when that byte is 0xff); parse_options must return an error or
 // options, never throw or crash, and accepted options must be usable: a known device, known
-// dtypes, positive batch and sequence, a known fault.
+// dtypes, positive batch and sequence within the token limit, a known fault.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "fixtures/options.h"
+#include "model/size_limits.h"
 
 namespace {
 const char* const kFlags[] = {"--gptbench_device=", "--gptbench_models=", "--gptbench_dtypes=",
@@ -39,6 +40,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!r.error.empty() || r.help) return 0;
   const Options& o = r.options;
   if (o.batch <= 0 || o.seq <= 0 || o.models.empty() || o.dtypes.empty()) std::abort();
+  if (o.tokens() > kMaxTokens) std::abort();
   if (o.on_cuda() && !cuda) std::abort();
   bool fault_known = false;
   for (const auto& f : fault_names()) fault_known = fault_known || f == o.fault;

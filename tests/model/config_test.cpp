@@ -39,6 +39,24 @@ TEST(Config, CustomSizes) {
   EXPECT_EQ(model_config("custom:L=1,d=64,h=2,ff=100").d_ff, 100);
 }
 
+// ':' between fields (it survives --gptbench_models' split at commas) or the older ','; either
+// way the name is spelt with ':' in a fixed order, so benchmark names do not depend on it.
+TEST(Config, CustomNameIsSpeltOneWay) {
+  for (const char* spelling : {"custom:L=3:d=96:h=3:T=32", "custom:L=3,d=96,h=3,T=32", "custom:T=32,h=3:d=96,L=3"})
+    EXPECT_EQ(model_config(spelling).name, "custom:L=3:d=96:h=3:T=32") << spelling;
+  EXPECT_EQ(model_config("custom:L=1:d=64:h=2:ff=100").d_ff, 100);
+  EXPECT_EQ(model_config("tiny").name, "tiny");
+  EXPECT_THROW(model_config("custom:L=2;d=64"), std::invalid_argument);
+  EXPECT_THROW(model_config("custom:L=2::d=64"), std::invalid_argument);
+  EXPECT_THROW(model_config("custom:L=2:d=64:h=2:V=2147483648"), std::invalid_argument);  // > 2^31 - 1
+}
+
+TEST(Config, ParameterCountInDoubleAgreesAndDoesNotOverflow) {
+  for (const char* name : {"small", "2.7B", "tiny"})
+    EXPECT_EQ(param_count_approx(model_config(name)), static_cast<double>(param_count(model_config(name)))) << name;
+  EXPECT_GT(param_count_approx(model_config("custom:L=2147483647:d=2147483647:h=1")), 1e28);
+}
+
 TEST(Config, BadNamesAreClearErrors) {
   try {
     model_config("huge");

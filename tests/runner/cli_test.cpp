@@ -48,6 +48,37 @@ TEST(RunnerCli, Errors) {
   EXPECT_TRUE(parse({"--benchmark_list_tests=true"}).list_only);
 }
 
+// Google Benchmark 1.7.1 would print "Could not compile benchmark re" and run nothing with
+// exit 0; the runner refuses the filter before starting anything (main exits 2).
+TEST(RunnerCli, InvalidFilterIsAnErrorNamingIt) {
+  for (const char* bad : {"(", "-(", "gemm/\\d", "a{1", "*a"}) {
+    const std::string flag = std::string("--benchmark_filter=") + bad;
+    const CliResult r = parse({"-o", "a", flag.c_str()});
+    EXPECT_NE(r.error.find("--benchmark_filter='" + std::string(bad) + "'"), std::string::npos) << r.error;
+    EXPECT_EQ(r.error.find('\n'), std::string::npos) << r.error;
+    EXPECT_NE(parse({flag.c_str(), "--benchmark_list_tests=true"}).error, "") << bad;
+  }
+  for (const char* good : {"", "all", "-gemm/", "^(gemm|softmax)/", "a**"}) {
+    const std::string flag = std::string("--benchmark_filter=") + good;
+    EXPECT_EQ(parse({"-o", "a", flag.c_str()}).error, "") << good;
+  }
+}
+
+// Numeric options say which option, the value given and the range, in plain numbers (CLI11's
+// own check printed "Value 0 not in range 0.000000 to 1797693134862315...").
+TEST(RunnerCli, NumericOptionsNameTheOptionTheValueAndTheRange) {
+  EXPECT_EQ(parse({"-o", "a", "--max-restarts", "0"}).error,
+            "--max-restarts: got '0'; allowed: a whole number from 1 to 2147483647");
+  EXPECT_EQ(parse({"-o", "a", "--max-restarts", "x"}).error,
+            "--max-restarts: got 'x'; allowed: a whole number from 1 to 2147483647");
+  EXPECT_EQ(parse({"-o", "a", "--benchmark-timeout", "-1"}).error,
+            "--benchmark-timeout: got '-1'; allowed: a number of at least 0");
+  EXPECT_EQ(parse({"-o", "a", "--benchmark-timeout", "inf"}).error,
+            "--benchmark-timeout: got 'inf'; allowed: a number of at least 0");
+  EXPECT_EQ(parse({"-o", "a", "--max-restarts", "010"}).config.max_restarts, 10) << "decimal, not octal";
+  EXPECT_DOUBLE_EQ(parse({"-o", "a", "--benchmark-timeout", "2.5"}).config.benchmark_timeout_s, 2.5);
+}
+
 TEST(RunnerChild, DescribesHowAProcessEnded) {
   ExitStatus s;
   s.code = 3;

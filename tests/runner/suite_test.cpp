@@ -74,6 +74,17 @@ class Suite : public ::testing::Test {
     return files;
   }
 
+  // Waits (up to 120 s) until the kept parts hold a result; returns how many rows they hold.
+  size_t wait_for_first_result() const {
+    size_t rows = 0;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (rows == 0 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      for (const fs::path& p : parts()) rows += read_gb_json(slurp(p)).rows.size();
+    }
+    return rows;
+  }
+
   fs::path dir_;
   std::string out_;
 };
@@ -198,12 +209,7 @@ TEST_F(Suite, ChunkedFiltersRunEveryBenchmark) {
 TEST_F(Suite, SigintStopsAfterTheCurrentBenchmarkAndKeepsFinishedResults) {
   Child runner({GPTBENCH_RUNNER_EXE, "--binary", GPTBENCH_FAKE_EXE, "-o", out_, "--keep-parts",
                 "--progress=never", "--quiet-children", "--gptbench_sleep_ms=400"});
-  size_t rows_at_signal = 0;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (rows_at_signal == 0 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    for (const fs::path& p : parts()) rows_at_signal += read_gb_json(slurp(p)).rows.size();
-  }
+  const size_t rows_at_signal = wait_for_first_result();
   ASSERT_GT(rows_at_signal, 0u) << "no result within 120 s";
   const auto t0 = std::chrono::steady_clock::now();
   ::kill(runner.pid(), SIGINT);
@@ -222,17 +228,54 @@ TEST_F(Suite, SigintStopsAfterTheCurrentBenchmarkAndKeepsFinishedResults) {
   EXPECT_EQ(run.context.at("gptbench_run_status").rfind("interrupted: ", 0), 0u);
 }
 
+// SIGTERM in the second benchmark: it is lost (not waited for), the first one is written.
 TEST_F(Suite, SigtermStopsAtOnceAndStillWritesAValidFile) {
-  Child runner({GPTBENCH_RUNNER_EXE, "--binary", GPTBENCH_FAKE_EXE, "-o", out_,
+  Child runner({GPTBENCH_RUNNER_EXE, "--binary", GPTBENCH_FAKE_EXE, "-o", out_, "--keep-parts",
                 "--progress=never", "--quiet-children", "--gptbench_sleep_ms=2000"});
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ASSERT_GT(wait_for_first_result(), 0u) << "no result within 120 s";
   ::kill(runner.pid(), SIGTERM);
   while (runner.pump(-1, -1, nullptr, nullptr)) {
   }
   EXPECT_EQ(runner.wait().code, 130);
   const compare::Run run = load();
-  EXPECT_LT(run.benchmarks.size(), 5u);
+  EXPECT_EQ(run.benchmarks.size(), 1u);
   for (const auto& b : run.benchmarks) EXPECT_EQ(b.status, RunStatus::kOk) << b.name;
+}
+
+// Interrupted before any result (Ctrl-C while the benchmarks are listed, as gptbench spends
+// seconds loading LibTorch; or Ctrl-C twice in the first benchmark): an older file at the
+// destination is kept as it was, not replaced by a document of no rows.
+TEST_F(Suite, InterruptBeforeAnyResultLeavesTheOldFileUntouched) {
+  const std::string old_text = "{\"context\": {}, \"benchmarks\": [\"an older run\"]}\n";
+  struct Case {
+    const char* what;
+    std::vector<std::string> flags;
+    int sigints;
+  };
+  for (const Case& c : {Case{"Ctrl-C while listing", {"--gptbench_startup_ms=1500"}, 1},
+                        Case{"Ctrl-C twice in the first benchmark", {"--gptbench_sleep_ms=5000"}, 2}}) {
+    SCOPED_TRACE(c.what);
+    { std::ofstream(out_) << old_text; }
+    std::vector<std::string> argv = {GPTBENCH_RUNNER_EXE, "--binary", GPTBENCH_FAKE_EXE, "-o", out_,
+                                     "--progress=never", "--quiet-children"};
+    argv.insert(argv.end(), c.flags.begin(), c.flags.end());
+    Child runner(argv);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    for (int i = 0; i < c.sigints; ++i) {
+      ::kill(runner.pid(), SIGINT);
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    std::string err;
+    while (runner.pump(-1, -1, nullptr, [&](const std::string& s) { err += s; })) {
+    }
+    const ExitStatus status = runner.wait();
+    EXPECT_FALSE(status.signaled) << describe(status);
+    EXPECT_EQ(status.code, 130) << err;
+    EXPECT_NE(err.find("gptbench-run: nothing measured; " + out_ + " left as it was"), std::string::npos) << err;
+    EXPECT_EQ(slurp(out_), old_text);
+    EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 1)
+        << "no parts directory or temporary left";
+  }
 }
 
 TEST_F(Suite, ProgressOnlyWhenAskedOrOnATerminal) {

@@ -6,6 +6,7 @@
 //     abort/segv/exit3/hang: fault/<kind>/crash faults that way (hang: sleeps for an hour)
 //     startup: the process dies with SIGSEGV before running any benchmark (listing works)
 //   --gptbench_sleep_ms=N   time per benchmark
+//   --gptbench_startup_ms=N time before listing or running, as gptbench loading LibTorch
 #include <benchmark/benchmark.h>
 
 #include <unistd.h>
@@ -56,12 +57,15 @@ void add(const std::string& name, void (*fn)(benchmark::State&)) {
 int main(int argc, char** argv) {
   std::vector<char*> rest;
   bool listing = false;
+  int startup_ms = 0;
   for (int i = 0; i < argc; ++i) {
     const std::string a = argv[i];
     if (a.rfind("--gptbench_fault=", 0) == 0) {
       g_fault = a.substr(17);
     } else if (a.rfind("--gptbench_sleep_ms=", 0) == 0) {
       g_sleep_ms = std::atoi(a.c_str() + 20);
+    } else if (a.rfind("--gptbench_startup_ms=", 0) == 0) {
+      startup_ms = std::atoi(a.c_str() + 22);
     } else if (a.rfind("--gptbench_", 0) == 0) {
       std::fprintf(stderr, "fake_gptbench: unknown flag %s\n", a.c_str());
       return 2;
@@ -74,6 +78,7 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&rest_argc, rest.data());
   if (benchmark::ReportUnrecognizedArguments(rest_argc, rest.data())) return 2;
   if (g_fault == "startup" && !listing) std::raise(SIGSEGV);
+  sleep_ms(startup_ms);
   add("alpha/one", ok_bench);
   add("alpha/two", ok_bench);
   add("alpha/three", ok_bench);
