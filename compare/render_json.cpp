@@ -1,5 +1,8 @@
 // Machine-readable diff: settings, context, every pair with both sides'
 // statistics and samples, the U test, counters, and the summary.
+#include <iterator>
+#include <string_view>
+
 #include <nlohmann/json.hpp>
 
 #include "render.h"
@@ -73,17 +76,69 @@ json result_json(const PairResult& result) {
   return out;
 }
 
+// The report is written as it goes rather than built as one document: a DOM of
+// 10,000 pairs with their samples took longer to build, copy and free than to
+// print. Each pair is still a small json value, dumped into the array at its
+// indentation, so the layout and number formatting are nlohmann's dump(2) as
+// before (keys in sorted order, as json's std::map keeps them; NaN as null).
+class Writer {
+ public:
+  explicit Writer(std::string& out) : out_(out) {}
+
+  // Writes `"key": value` (value at depth 1), keys in sorted order.
+  void member(std::string_view key, const json& value) {
+    write_key(key);
+    append(value, "\n  ");
+  }
+
+  // Writes `"key": [items...]`, each item a json value made by `make` at depth 2.
+  template <typename Range, typename Make>
+  void array_member(std::string_view key, const Range& items, Make make) {
+    write_key(key);
+    if (std::empty(items)) {
+      out_ += "[]";
+      return;
+    }
+    const char* separator = "[\n    ";
+    for (const auto& item : items) {
+      out_ += separator;
+      separator = ",\n    ";
+      append(make(item), "\n    ");
+    }
+    out_ += "\n  ]";
+  }
+
+  void finish() { out_ += "\n}\n"; }
+
+ private:
+  void write_key(std::string_view key) {
+    out_ += first_ ? "{\n  " : ",\n  ";
+    first_ = false;
+    out_ += json(key).dump();
+    out_ += ": ";
+  }
+
+  // value.dump(2) with `newline` (a newline and the depth's indentation) for
+  // every line break; the dump escapes newlines inside strings.
+  void append(const json& value, std::string_view newline) {
+    const std::string text = value.dump(2);
+    size_t begin = 0;
+    for (size_t end; (end = text.find('\n', begin)) != std::string::npos; begin = end + 1) {
+      out_.append(text, begin, end - begin);
+      out_ += newline;
+    }
+    out_.append(text, begin);
+  }
+
+  std::string& out_;
+  bool first_ = true;
+};
+
 }  // namespace
 
 std::string render_json(const Report& report) {
   json thresholds = json::object();
   for (const auto& [prefix, value] : report.settings.thresholds.prefixes()) thresholds[prefix] = value;
-  json context = json::array();
-  for (const ContextDifference& diff : report.context) {
-    context.push_back(json{{"key", diff.key}, {"base", diff.base}, {"new", diff.contender}, {"environment", diff.environment}});
-  }
-  json results = json::array();
-  for (const PairResult& result : report.results) results.push_back(result_json(result));
   json families = json::array();
   for (const FamilySummary& family : report.summary.families) {
     families.push_back(json{{"family", family.family}, {"geomean", family.geomean}, {"pairs", family.pairs}});
@@ -94,39 +149,41 @@ std::string render_json(const Report& report) {
     const auto it = report.summary.verdicts.find(verdict);
     verdicts[to_string(verdict)] = it == report.summary.verdicts.end() ? 0 : it->second;
   }
-  json out{
-      {"tool", "gptbench-compare"},
-      {"format_version", kFormatVersion},
-      {"mode", report.mode},
-      {"base", {{"source", report.base_source}, {"label", report.base_label}}},
-      {"new", {{"source", report.contender_source}, {"label", report.contender_label}}},
-      {"settings",
-       {{"alpha", report.settings.alpha},
-        {"correction", to_string(report.settings.correction)},
-        {"threshold", report.settings.thresholds.default_threshold()},
-        {"thresholds_by_prefix", thresholds},
-        {"time", report.settings.time == TimeKind::kReal ? "real" : "cpu"},
-        {"gate_counters", report.settings.gate_counters},
-        {"fail_on_removed", report.settings.fail_on_removed},
-        {"strict_context", report.strict_context}}},
-      {"context_differences", context},
-      {"environment_differs", has_environment_difference(report.context)},
-      {"benchmarks", results},
-      {"added", report.added},
-      {"removed", report.removed},
-      {"summary",
-       {{"geomean", report.summary.geomean},
-        {"geomean_pairs", report.summary.geomean_pairs},
-        {"families", families},
-        {"verdicts", verdicts},
-        {"counter_regressions", report.summary.counter_regressions},
-        {"counter_improvements", report.summary.counter_improvements},
-        {"tested_pairs", report.summary.tested_pairs},
-        {"p_cutoff", report.summary.p_cutoff}}},
-      {"exit_code", exit_code(report)},
-      {"gate", gate_message(report)},
-  };
-  return out.dump(2) + "\n";
+
+  std::string out;
+  Writer writer(out);
+  writer.member("added", report.added);
+  writer.member("base", {{"source", report.base_source}, {"label", report.base_label}});
+  writer.array_member("benchmarks", report.results, result_json);
+  writer.array_member("context_differences", report.context, [](const ContextDifference& diff) {
+    return json{{"key", diff.key}, {"base", diff.base}, {"new", diff.contender}, {"environment", diff.environment}};
+  });
+  writer.member("environment_differs", has_environment_difference(report.context));
+  writer.member("exit_code", exit_code(report));
+  writer.member("format_version", kFormatVersion);
+  writer.member("gate", gate_message(report));
+  writer.member("mode", report.mode);
+  writer.member("new", {{"source", report.contender_source}, {"label", report.contender_label}});
+  writer.member("removed", report.removed);
+  writer.member("settings", {{"alpha", report.settings.alpha},
+                             {"correction", to_string(report.settings.correction)},
+                             {"threshold", report.settings.thresholds.default_threshold()},
+                             {"thresholds_by_prefix", thresholds},
+                             {"time", report.settings.time == TimeKind::kReal ? "real" : "cpu"},
+                             {"gate_counters", report.settings.gate_counters},
+                             {"fail_on_removed", report.settings.fail_on_removed},
+                             {"strict_context", report.strict_context}});
+  writer.member("summary", {{"geomean", report.summary.geomean},
+                            {"geomean_pairs", report.summary.geomean_pairs},
+                            {"families", families},
+                            {"verdicts", verdicts},
+                            {"counter_regressions", report.summary.counter_regressions},
+                            {"counter_improvements", report.summary.counter_improvements},
+                            {"tested_pairs", report.summary.tested_pairs},
+                            {"p_cutoff", report.summary.p_cutoff}});
+  writer.member("tool", "gptbench-compare");
+  writer.finish();
+  return out;
 }
 
 }  // namespace gptbench::compare

@@ -1,4 +1,5 @@
 #include "cli.h"
+#include "cli_parse.h"
 
 #include <CLI/CLI.hpp>
 
@@ -80,16 +81,7 @@ CliResult parse_cli(const std::vector<std::string>& args, const std::string& def
   app.add_flag("--keep-parts", c.keep_parts, "keep each benchmark process's own JSON (<out>.parts-*/)");
   bool quiet = false;
   app.add_flag("--quiet-children", quiet, "do not forward the benchmark processes' console output");
-  std::vector<std::string> reversed(own.rbegin(), own.rend());
-  try {
-    app.parse(reversed);
-  } catch (const CLI::CallForHelp&) {
-    r.help = app.help();
-    return r;
-  } catch (const CLI::ParseError& e) {
-    r.error = e.what();
-    return r;
-  }
+  if (!parse_with(app, own, r)) return r;
   // Checked before any child runs: one line and exit 2, whichever binary (Google Benchmark
   // itself prints "Could not compile benchmark re", runs nothing and exits 0).
   if (auto err = benchmark_filter_error(c.filter); !err.empty()) {

@@ -1,8 +1,8 @@
 #include "premerge_cli.h"
+#include "cli_parse.h"
 
 #include <CLI/CLI.hpp>
 
-#include <algorithm>
 #include <stdexcept>
 
 #include "cpu_list.h"
@@ -82,17 +82,7 @@ PremergeCliResult parse_premerge_cli(const std::vector<std::string>& args) {
       ->capture_default_str();
   auto* seed_option = app.add_option("--seed", seed, "seed of the sampling order (default: random, written to premerge.json)");
   app.add_option("--cpus", cpus, "pin both workers to these CPUs, e.g. 0-3 (default: no pinning)");
-  std::vector<std::string> own = join_pass_values(args);
-  std::reverse(own.begin(), own.end());  // CLI11 takes a vector of arguments reversed
-  try {
-    app.parse(own);
-  } catch (const CLI::CallForHelp&) {
-    r.help = app.help();
-    return r;
-  } catch (const CLI::ParseError& e) {
-    r.error = e.what();
-    return r;
-  }
+  if (!parse_with(app, join_pass_values(args), r)) return r;
   if (c.min_samples > c.max_samples) {
     r.error = "--min-samples (" + std::to_string(c.min_samples) + ") is above --max-samples (" +
               std::to_string(c.max_samples) + ")";

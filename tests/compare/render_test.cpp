@@ -1,6 +1,8 @@
 // Each output format on the planted-slowdown comparison: what must be there.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <nlohmann/json.hpp>
 
 #include "load.h"
@@ -109,6 +111,53 @@ TEST(RenderJson, EveryNumberIsThere) {
       EXPECT_NE(bench["status_message"].get<std::string>().find("wrong result"), std::string::npos);
     }
   }
+}
+
+// The JSON is written piece by piece; it must read as one nlohmann document
+// dumped with indent 2 (sorted keys, nlohmann's number formatting, NaN as null),
+// which is what the output was when it was built as one DOM.
+void expect_one_document_dump(const Report& report) {
+  const std::string text = render_json(report);
+  const nlohmann::json json = nlohmann::json::parse(text);
+  EXPECT_EQ(json.dump(2) + "\n", text);
+  std::vector<std::string> keys;
+  for (const auto& item : json.items()) keys.push_back(item.key());
+  EXPECT_EQ(keys, (std::vector<std::string>{"added", "base", "benchmarks", "context_differences",
+                                            "environment_differs", "exit_code", "format_version", "gate", "mode",
+                                            "new", "removed", "settings", "summary", "tool"}));
+  EXPECT_EQ(json["added"], nlohmann::json(report.added));
+  EXPECT_EQ(json["removed"], nlohmann::json(report.removed));
+  EXPECT_EQ(json["base"], nlohmann::json({{"source", report.base_source}, {"label", report.base_label}}));
+  EXPECT_EQ(json["exit_code"], exit_code(report));
+  EXPECT_EQ(json["gate"], gate_message(report));
+  ASSERT_EQ(json["benchmarks"].size(), report.results.size());
+  for (size_t i = 0; i < report.results.size(); ++i) {
+    const nlohmann::json& bench = json["benchmarks"][i];
+    const PairResult& result = report.results[i];
+    EXPECT_EQ(bench["name"], result.name);
+    EXPECT_EQ(bench["counters"].size(), result.counters.size());
+    if (bench["time"].is_null()) continue;
+    EXPECT_EQ(bench["time"]["base"]["samples"], nlohmann::json(result.time.base.samples));
+    EXPECT_EQ(bench["time"]["new"]["samples"], nlohmann::json(result.time.contender.samples));
+  }
+  ASSERT_EQ(json["context_differences"].size(), report.context.size());
+  for (size_t i = 0; i < report.context.size(); ++i) {
+    EXPECT_EQ(json["context_differences"][i]["key"], report.context[i].key);
+  }
+}
+
+TEST(RenderJson, StreamedAsOneDocument) {
+  expect_one_document_dump(planted_report());
+  // Empty arrays, a NaN, and names that need escaping.
+  Report report = planted_report();
+  report.added.clear();
+  report.removed.clear();
+  report.context.clear();
+  report.summary.geomean = std::numeric_limits<double>::quiet_NaN();
+  report.results.front().name = "quote\" back\\slash\nnewline\ttab \xc3\xbc";
+  report.results.back().counters.clear();
+  expect_one_document_dump(report);
+  EXPECT_TRUE(nlohmann::json::parse(render_json(report))["summary"]["geomean"].is_null());
 }
 
 TEST(RenderHtml, SelfContainedWithInlineSvgCharts) {

@@ -1,6 +1,7 @@
 // Speed: two generated files of 10,000 benchmarks x 10 repetitions (plus the
-// four aggregate rows Google Benchmark adds) are loaded and compared. Prints
-// the time; asserts correctness only (the target is under one second).
+// four aggregate rows Google Benchmark adds) are loaded and compared, and the
+// comparison rendered as JSON. Prints both times; asserts correctness only (the
+// target is under one second).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -8,6 +9,7 @@
 #include <random>
 
 #include "load.h"
+#include "render.h"
 #include "report.h"
 #include "test_util.h"
 
@@ -68,6 +70,15 @@ TEST(Speed, TenThousandBenchmarksTimesTenRepetitions) {
   std::printf("[ TIMING ] load + compare of 2 x %d benchmarks x %d repetitions: %.3f s\n", kBenchmarks, kRepetitions,
               seconds);
   RecordProperty("seconds", std::to_string(seconds));
+
+  // --format=json writes every pair with both sides' samples.
+  const auto render_start = std::chrono::steady_clock::now();
+  const std::string json = render_json(report);
+  const double render_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - render_start).count();
+  std::printf("[ TIMING ] JSON output of that comparison (%.0f MB): %.3f s\n", json.size() / 1e6, render_seconds);
+  RecordProperty("json_seconds", std::to_string(render_seconds));
+  EXPECT_EQ(json.rfind("{\n  \"added\": ", 0), 0u);
 
   ASSERT_EQ(report.results.size(), static_cast<size_t>(kBenchmarks));
   // Each pair on its own finds exactly the planted slowdowns.
