@@ -1,5 +1,5 @@
 # Sourced by the GPU-host scripts: the bundled Debian packages (.gpudeps, made by
-# ../shared/gpu/bundle-deps.sh) on the CMake and loader paths, the build in build-gpu/, and
+# a copy of the Debian -dev packages' include, lib and CMake files, README) on the CMake and loader paths, the build in build-gpu/, and
 # $OUT (the device machine's output folder; results/gpu elsewhere) created.
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT=${OUT:-$ROOT/results/gpu}

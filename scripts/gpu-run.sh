@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a lent GPU host: build against the host's PyTorch with the bundled Debian
-# packages (.gpudeps, made by ../shared/gpu/bundle-deps.sh), run every test, then the given
+# packages (.gpudeps: see README, "Running on a GPU host"), run every test, then the given
 # benchmark filters. Logs and JSON go to $OUT (default results/gpu).
 #   scripts/gpu-run.sh [TEST_FILTER] [BENCH_ARGS...]
 set -uo pipefail
