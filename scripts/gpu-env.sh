@@ -1,6 +1,6 @@
-# Sourced by the GPU-host scripts: the bundled Debian packages (.gpudeps, made by
-# a copy of the Debian -dev packages' include, lib and CMake files, README) on the CMake and loader paths, the build in build-gpu/, and
-# $OUT (the device machine's output folder; results/gpu elsewhere) created.
+# Sourced by the GPU-host scripts: the bundled Debian packages (.gpudeps: a copy of the -dev
+# packages' include, lib and CMake files, README) on the CMake and loader paths, the build in build-gpu/, and
+# $OUT (the output folder; results/gpu when unset) created.
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT=${OUT:-$ROOT/results/gpu}
 mkdir -p "$OUT"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One call on a lent GPU host: build against the host's PyTorch with the bundled Debian
+# One run on a GPU host: build against the host's PyTorch with the bundled Debian
 # packages (.gpudeps: see README, "Running on a GPU host"), run every test, then the given
 # benchmark filters. Logs and JSON go to $OUT (default results/gpu).
 #   scripts/gpu-run.sh [TEST_FILTER] [BENCH_ARGS...]
