@@ -11,7 +11,7 @@
 //              FLOPs, so MFU falls by the recomputed share).
 //   names:     model/checkpointing/<size>/<precision>/B:<b>/T:<t>/opt:<opt>/ckpt:<mode>
 // Default: each --gptbench_models size in bf16 (or the first selected precision) at B×T of the
-// options, torch_fused. --gptbench_full=true adds every4. GPT-2 xl, the target, runs
+// options, torch_fused. --gptbench_full=true adds every4. GPT-2 xl, the largest size it is meant for, runs
 // with --gptbench_models=xl (see docs/train_step.md for the command).
 // On the CPU: tiny model, fp32, no batch search (nothing runs out of memory there).
 #include <algorithm>
