@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The team's GPU verification in one device call (phases chosen by name, each time-boxed):
+# The team's GPU verification in one run on a GPU host (phases chosen by name, each time-boxed):
 #   scripts/gpu-verify.sh [tests] [tools] [sanitize] [bench@NAME@REGEX[@FLAGS]] [train] [fault]
 #                         [aa@ROUNDS[@REGEX]] ...
 #   sanitize: compute-sanitizer over our kernels' GPU tests (SAN_TOOLS, SAN_TIMEOUT, SAN_FILTER)

@@ -9,7 +9,7 @@ synthetic tokens drawn on the CPU and copied from pinned memory each step — th
 `model/train_step/small/bf16/B:8/T:1024/opt:torch_fused/attn:sdpa/head:torch/blocks:torch/accum:1/mode:eager` times.
 
 Prints one JSON object: tokens/s (mean over the measured steps), step times, peak memory,
-versions and device. Run it in the same device call as gptbench so the two share a GPU:
+versions and device. Run it in the same run on the GPU host as gptbench so the two share a GPU:
 
     python3 scripts/peer_pytorch_train.py --steps 50 --warmup 10 > results/peer.json
 """
