@@ -26,10 +26,6 @@
 namespace {
 constexpr const char* kDefaultMinTime = "0.1";  // seconds of timed regions per benchmark
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 // The worker's replies go to the original stdout; everything else that writes to stdout
 // (LibTorch warnings, Google Benchmark) is sent to stderr so it cannot corrupt the protocol.
 int serve_on_stdout(const std::map<std::string, std::string>& context, double startup_s) {
