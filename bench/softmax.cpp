@@ -6,7 +6,7 @@
 //   shapes: attn.<model>: GPT-2 attention scores, B·H·T rows × T cols, T in {128..1024} up to
 //           --gptbench_seq, H from each selected model, B = --gptbench_batch;
 //           attn.small.B64 (GPU): 786,432 × 1,024, GPT-2 small's scores at B = 64 — the shape
-//           of DESIGN.md §7's peers and of its performance target;
+//           of docs/design.md §7's peers and of its performance target;
 //           vocab: B·T rows × the padded vocabulary (50,304) — the LM-head logits;
 //           sweep: cols 32..65,536 with rows·cols = 2²⁸ on the GPU (512 MB of bf16, 1 GB of
 //           fp32 each way), 2¹⁵ on the CPU (a few points; every power of two with
@@ -119,7 +119,7 @@ std::vector<SoftmaxShape> softmax_shapes(const Options& o) {
     if (vocab_seen.insert({o.tokens(), cfg.padded_vocab()}).second)
       shapes.push_back({"vocab", o.tokens(), cfg.padded_vocab()});
   }
-  // The peers' shape of DESIGN.md §7 and the performance target's: GPT-2 small's scores at B = 64,
+  // The peers' shape of docs/design.md §7 and the performance target's: GPT-2 small's scores at B = 64,
   // T = 1024 (786,432 × 1,024), whatever the selected batch.
   if (gpu) {
     const GPT2Config small = model_config("small");

@@ -1,4 +1,4 @@
-// Which way is better for a user counter, judged from its name (DESIGN.md §5
+// Which way is better for a user counter, judged from its name (docs/design.md §5
 // vocabulary plus Google Benchmark's own names).
 #pragma once
 

@@ -1,5 +1,5 @@
 #pragma once
-// GPT-2 size presets (DESIGN.md §6) and custom sizes.
+// GPT-2 size presets (docs/design.md §6) and custom sizes.
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -5,7 +5,7 @@
 //                   scores materialised (memory grows as L²).
 //   sdpa_math, sdpa_efficient, sdpa_flash, sdpa_cudnn:
 //                   at::scaled_dot_product_attention with LibTorch's backend forced through the
-//                   global context (DESIGN.md §10); a backend that cannot run a problem throws.
+//                   global context (docs/design.md §8); a backend that cannot run a problem throws.
 #include <ATen/ATen.h>
 
 #include <functional>

@@ -1,5 +1,5 @@
 #pragma once
-// Bytes one optimizer step must move through memory (DESIGN.md §5), for fp32 parameters and
+// Bytes one optimizer step must move through memory (docs/design.md §5), for fp32 parameters and
 // gradients of `grad_bytes` bytes (4 fp32, 2 bf16). Each count is the traffic of our kernels'
 // passes, written beside the formula; the %peak counter divides bytes/s by the copy peak.
 #include <cstdint>

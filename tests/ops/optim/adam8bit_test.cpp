@@ -279,7 +279,7 @@ TEST(OptimAdam8bit, StateAtMost2_04BytesPerParam) {
   }
   EXPECT_EQ(opt.state_bytes(), want);
   EXPECT_GT(quantized, 0);
-  // 16.0625 B/param for large tensors with fp32 gradients (DESIGN.md §5: ≈ 16).
+  // 16.0625 B/param for large tensors with fp32 gradients (docs/design.md §5: ≈ 16).
   EXPECT_DOUBLE_EQ(optim::adam8bit_step_bytes({256 * 1000}, 4), 16.0625 * 256 * 1000);
   EXPECT_DOUBLE_EQ(optim::adam8bit_step_bytes({1000}, 4), 28.0 * 1000);
 }
