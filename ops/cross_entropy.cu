@@ -15,6 +15,8 @@
 
 #include "ops/cross_entropy_kernels.h"
 #include "ops/cuda_check.h"
+#include "ops/device/convert.cuh"
+#include "ops/device/pack.cuh"
 
 namespace gptbench {
 namespace {
@@ -23,44 +25,6 @@ constexpr int kThreads = 512;
 constexpr int kUnroll = 4;  // 16-byte loads in flight per thread before any arithmetic
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
-
-__device__ __forceinline__ float to_float(float v) { return v; }
-__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
-__device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
-template <typename T> __device__ __forceinline__ T from_float(float v);
-template <> __device__ __forceinline__ float from_float<float>(float v) { return v; }
-template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
-  return __float2bfloat16(v);
-}
-template <> __device__ __forceinline__ __half from_float<__half>(float v) { return __float2half(v); }
-
-template <typename T, int VEC>
-struct Pack {
-  T v[VEC];
-};
-
-template <typename T, int VEC>
-__device__ __forceinline__ Pack<T, VEC> load_pack(const T* p) {
-  Pack<T, VEC> out;
-  if constexpr (VEC == 1) {
-    out.v[0] = *p;
-  } else {
-    const uint4 raw = *reinterpret_cast<const uint4*>(p);
-    memcpy(&out, &raw, sizeof(raw));
-  }
-  return out;
-}
-
-template <typename T, int VEC>
-__device__ __forceinline__ void store_pack(T* p, const Pack<T, VEC>& v) {
-  if constexpr (VEC == 1) {
-    *p = v.v[0];
-  } else {
-    uint4 raw;
-    memcpy(&raw, &v, sizeof(raw));
-    *reinterpret_cast<uint4*>(p) = raw;
-  }
-}
 
 // Running (max m, sum s of 2^(v - m)) over values v already in base 2. A -inf value adds
 // nothing (and -inf - -inf would be NaN); a NaN makes the sum NaN, as in log_softmax.

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ops/cuda_check.h"
+#include "ops/device/reduce.cuh"
 #include "ops/layernorm_kernels.h"
 
 namespace gptbench {
@@ -24,12 +25,6 @@ constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
 constexpr int kFwdBlocksPerSm = 8;  // the forward's grid: 8 blocks per SM, resident or queued
 constexpr int kBwdBlocksPerSm = 2;  // VEC <= 6 (C <= 768); larger rows run one block per SM
-
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
-  return v;
-}
 
 // Four consecutive values of a row as float4, from/to fp32 or bf16 storage.
 __device__ __forceinline__ float4 load4(const float* p) { return *reinterpret_cast<const float4*>(p); }

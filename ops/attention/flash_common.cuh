@@ -43,12 +43,12 @@
 
 #include <cstdint>
 
-#include "ops/cp_async.cuh"
+#include "ops/device/cp_async.cuh"
 
 namespace gptbench {
 namespace flash {
 
-// cp.async copies and smem_u32: ops/cp_async.cuh (namespace gptbench, found from here).
+// cp.async copies and smem_u32: ops/device/cp_async.cuh (namespace gptbench, found from here).
 
 // `a` is a shared-space byte address (smem_u32).
 __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t a) {

@@ -19,7 +19,7 @@
 // fall into the spread last round.
 // Tensors under 4,096 elements keep fp32 states and take an AdamW-like loop (256 elements per
 // warp) in the same launch; so do unaligned tensors' blocks and partial blocks (not staged).
-#include "ops/cp_async.cuh"
+#include "ops/device/cp_async.cuh"
 #include "ops/optim/adam8bit_kernels.h"
 #include "ops/optim/optim_device.cuh"
 #include "ops/optim/quant_map.h"

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "ops/cuda_check.h"
+#include "ops/device/reduce.cuh"
 
 namespace gptbench {
 namespace optim {
@@ -44,16 +45,6 @@ __device__ __forceinline__ float& lane(float4& v, int k) {
   return reinterpret_cast<float*>(&v)[k];  // k is a compile-time constant in unrolled loops
 }
 
-__device__ __forceinline__ float warp_sum(float x) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
-  return x;
-}
-__device__ __forceinline__ float warp_max(float x) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, o));
-  return x;
-}
 // Sum over the block (kThreads threads); the result is valid in thread 0. `scratch` holds
 // kWarps floats; the call synchronises the block (call it from every thread).
 __device__ __forceinline__ float block_sum(float x, float* scratch) {

@@ -1,7 +1,7 @@
 #pragma once
 // cp.async (global -> shared, asynchronous) primitives shared by our kernels: the flash
-// attention tile loads (ops/attention/flash_common.cuh) and the 8-bit Adam staging
-// (ops/optim/adam8bit.cu). CUDA only (no LibTorch).
+// attention tile loads (ops/attention/flash_common.cuh), the 8-bit Adam staging
+// (ops/optim/adam8bit.cu) and the softmax's staged rows (ops/softmax/). CUDA only (no LibTorch).
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -40,6 +40,13 @@ __device__ __forceinline__ void cp_async(uint32_t s, const void* gmem) {
     asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(gmem), "n"(N));
 }
 
+// 16-byte global -> shared copy to a generic shared-memory pointer, always in bounds; the
+// "memory" clobber keeps the compiler from moving shared-memory accesses across it.
+__device__ __forceinline__ void cp_async16(void* smem_dst, const void* gmem_src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_u32(smem_dst)), "l"(gmem_src)
+               : "memory");
+}
+
 __device__ __forceinline__ void cp_async_commit() {
   asm volatile("cp.async.commit_group;\n" ::: "memory");
 }
@@ -48,6 +55,12 @@ __device__ __forceinline__ void cp_async_commit() {
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+// Every copy this thread issued has landed and is visible to it (to it only: other threads need
+// a barrier after their own waits).
+__device__ __forceinline__ void cp_async_wait_all() {
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
 }
 
 }  // namespace gptbench
