@@ -402,37 +402,20 @@ inline int bwd_group(const FlashBwdParams& p) {
   return flash_heads_per_group(p.B * p.H, 8ll * p.L * p.d);
 }
 
-template <typename T>
-void dispatch_d(const FlashBwdParams& p, cudaStream_t stream) {
-  switch (p.d) {
-    case 16: return launch<T, BwdTile<16>>(p, stream, bwd_group(p));
-    case 32: return launch<T, BwdTile<32>>(p, stream, bwd_group(p));
-    case 64: return launch<T, BwdTile<64>>(p, stream, bwd_group(p));
-    case 128: return launch<T, BwdTile<128>>(p, stream, bwd_group(p));
-    default:
-      throw std::invalid_argument("flash attention: head dim " + std::to_string(p.d) +
-                                  " unsupported (16, 32, 64, 128)");
-  }
-}
-
 }  // namespace
 }  // namespace flash
 
 void launch_flash_backward(const FlashBwdParams& p, cudaStream_t stream) {
   if (p.B <= 0 || p.H <= 0 || p.L <= 0) return;
-  if (flash_num_blocks(p.L, flash_bwd_tile(p.d).block_n) > 65535 ||
-      static_cast<int64_t>(p.B) * p.H > 65535)
-    throw std::invalid_argument("flash attention: problem too large for the grid");
+  flash::check_grid(flash_num_blocks(p.L, flash_bwd_tile(p.d).block_n), int64_t{p.B} * p.H, 65535, p.L,
+                    p.d, {p.q_st.row, p.k_st.row, p.v_st.row, p.do_st.row});
   const int64_t rows = static_cast<int64_t>(p.B) * p.H * p.L;
   if ((rows * 8 + 255) / 256 > 0x7fffffff)
     throw std::invalid_argument("flash attention: problem too large for the grid");
-  for (int64_t row : {p.q_st.row, p.k_st.row, p.v_st.row, p.do_st.row})
-    if (!flash_row_offsets_fit(p.L, row, p.d))
-      throw std::invalid_argument("flash attention: row strides too large for 32-bit offsets");
-  if (p.dtype == FlashDtype::kBFloat16)
-    flash::dispatch_d<__nv_bfloat16>(p, stream);
-  else
-    flash::dispatch_d<__half>(p, stream);
+  flash::with_dtype(p.dtype, [&](auto t) {
+    using T = decltype(t);
+    flash::with_head_dim(p.d, [&](auto d) { flash::launch<T, flash::BwdTile<decltype(d)::value>>(p, stream, flash::bwd_group(p)); });
+  });
 }
 
 }  // namespace gptbench

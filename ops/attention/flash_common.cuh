@@ -42,7 +42,12 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <initializer_list>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
 
+#include "ops/attention/flash_kernels.h"
 #include "ops/device/cp_async.cuh"
 
 namespace gptbench {
@@ -143,6 +148,42 @@ __device__ __forceinline__ void load_tile(uint32_t smem, const T* gmem, int row_
                  gmem + (valid ? src_t + it * kRowsPerIter * row_stride : 0), valid);
     }
   }
+}
+
+// ---- host-side dispatch shared by the forward and backward launchers ---------------------------
+
+// Calls f(std::integral_constant<int, d>{}) for a head dim the kernels are built for.
+template <typename F>
+void with_head_dim(int d, F&& f) {
+  switch (d) {
+    case 16: return f(std::integral_constant<int, 16>{});
+    case 32: return f(std::integral_constant<int, 32>{});
+    case 64: return f(std::integral_constant<int, 64>{});
+    case 128: return f(std::integral_constant<int, 128>{});
+    default:
+      throw std::invalid_argument("flash attention: head dim " + std::to_string(d) +
+                                  " unsupported (16, 32, 64, 128)");
+  }
+}
+
+// Calls f(T{}) with the element type of `dtype`.
+template <typename F>
+void with_dtype(FlashDtype dtype, F&& f) {
+  if (dtype == FlashDtype::kBFloat16)
+    f(__nv_bfloat16{});
+  else
+    f(__half{});
+}
+
+// The grid's limits: `tiles` blocks along L (gridDim.x), `heads` along y; and 32-bit row offsets
+// of every operand's row stride.
+inline void check_grid(int64_t tiles, int64_t heads, int64_t max_heads, int L, int d,
+                       std::initializer_list<int64_t> row_strides) {
+  if (tiles > 65535 || heads > max_heads)
+    throw std::invalid_argument("flash attention: problem too large for the grid");
+  for (const int64_t row : row_strides)
+    if (!flash_row_offsets_fit(L, row, d))
+      throw std::invalid_argument("flash attention: row strides too large for 32-bit offsets");
 }
 
 }  // namespace flash

@@ -340,35 +340,18 @@ void launch(const FlashFwdParams& p, cudaStream_t stream, int group) {
   else launch<T, Tr, false>(p, stream, group);
 }
 
-template <typename T>
-void dispatch_d(const FlashFwdParams& p, cudaStream_t stream) {
-  const int group = flash_fwd_heads_per_group(p.B * p.H, p.L, p.d);
-  switch (p.d) {
-    case 16: return launch<T, FwdTile<16>>(p, stream, group);
-    case 32: return launch<T, FwdTile<32>>(p, stream, group);
-    case 64: return launch<T, FwdTile<64>>(p, stream, group);
-    case 128: return launch<T, FwdTile<128>>(p, stream, group);
-    default:
-      throw std::invalid_argument("flash attention: head dim " + std::to_string(p.d) +
-                                  " unsupported (16, 32, 64, 128)");
-  }
-}
-
 }  // namespace
 }  // namespace flash
 
 void launch_flash_forward(const FlashFwdParams& p, cudaStream_t stream) {
   if (p.B <= 0 || p.H <= 0 || p.L <= 0) return;
-  if (flash_num_blocks(p.L, flash_fwd_tile(p.d).block_m) > 65535 ||
-      static_cast<int64_t>(p.B) * p.H > 0x7fffffff)
-    throw std::invalid_argument("flash attention: problem too large for the grid");
-  if (!flash_row_offsets_fit(p.L, p.q_st.row, p.d) ||
-      !flash_row_offsets_fit(p.L, p.k_st.row, p.d) || !flash_row_offsets_fit(p.L, p.v_st.row, p.d))
-    throw std::invalid_argument("flash attention: row strides too large for 32-bit offsets");
-  if (p.dtype == FlashDtype::kBFloat16)
-    flash::dispatch_d<__nv_bfloat16>(p, stream);
-  else
-    flash::dispatch_d<__half>(p, stream);
+  flash::check_grid(flash_num_blocks(p.L, flash_fwd_tile(p.d).block_m), int64_t{p.B} * p.H, 0x7fffffff,
+                    p.L, p.d, {p.q_st.row, p.k_st.row, p.v_st.row});
+  const int group = flash_fwd_heads_per_group(p.B * p.H, p.L, p.d);
+  flash::with_dtype(p.dtype, [&](auto t) {
+    using T = decltype(t);
+    flash::with_head_dim(p.d, [&](auto d) { flash::launch<T, flash::FwdTile<decltype(d)::value>>(p, stream, group); });
+  });
 }
 
 }  // namespace gptbench
