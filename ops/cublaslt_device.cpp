@@ -24,5 +24,48 @@ LtDevice lt_device(int device) {
   return {h, ws.data_ptr()};
 }
 
+namespace {
+
+// A column-major (rows, cols) operand, or its transpose stored (cols, rows).
+cublasLtMatrixLayout_t create_layout(cudaDataType_t data, int64_t rows, int64_t cols, bool transposed) {
+  cublasLtMatrixLayout_t layout = nullptr;
+  if (transposed)
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout, data, cols, rows, cols));
+  else
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout, data, rows, cols, rows));
+  return layout;
+}
+
+}  // namespace
+
+LtMatmulDescs::LtMatmulDescs(cublasComputeType_t compute, cudaDataType_t data, int64_t m, int64_t n,
+                             int64_t k, bool trans_a, bool trans_b) {
+  try {
+    CUBLAS_CHECK(cublasLtMatmulDescCreate(&op, compute, CUDA_R_32F));
+    set(CUBLASLT_MATMUL_DESC_TRANSA, trans_a ? CUBLAS_OP_T : CUBLAS_OP_N);
+    set(CUBLASLT_MATMUL_DESC_TRANSB, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N);
+    a = create_layout(data, m, k, trans_a);
+    b = create_layout(data, k, n, trans_b);
+    d = create_layout(data, m, n, false);
+  } catch (...) {
+    release();  // what was created before the failure
+    throw;
+  }
+}
+
+LtMatmulDescs::~LtMatmulDescs() { release(); }
+
+void LtMatmulDescs::release() noexcept {
+  // Called from the destructor: nothing to report a failure to.
+  if (d) cublasLtMatrixLayoutDestroy(d);
+  if (b) cublasLtMatrixLayoutDestroy(b);
+  if (a) cublasLtMatrixLayoutDestroy(a);
+  if (op) cublasLtMatmulDescDestroy(op);
+}
+
+void LtMatmulDescs::set_raw(cublasLtMatmulDescAttributes_t attr, const void* value, size_t bytes) {
+  CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op, attr, value, bytes));
+}
+
 }  // namespace gptbench
 #endif  // GPTBENCH_WITH_CUDA

@@ -7,6 +7,7 @@
 #include <cublasLt.h>
 
 #include <cstddef>
+#include <cstdint>
 
 namespace gptbench {
 
@@ -20,6 +21,31 @@ struct LtDevice {
 // The handle and workspace of CUDA device `device`. Throws gptbench::CudaError when cuBLASLt
 // cannot create a handle, c10::Error when the workspace cannot be allocated.
 LtDevice lt_device(int device);
+
+// The descriptors of one GEMM in cuBLASLt's column-major terms, D(m, n) = op(A)(m, k)·op(B)(k, n)
+// with every operand of type `data` and C laid out as D: A is stored (k, m) when trans_a, else
+// (m, k); B (n, k) when trans_b, else (k, n); each column-major with its first dimension as the
+// leading one. Created together, released on destruction.
+struct LtMatmulDescs {
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+
+  LtMatmulDescs(cublasComputeType_t compute, cudaDataType_t data, int64_t m, int64_t n, int64_t k,
+                bool trans_a, bool trans_b);
+  ~LtMatmulDescs();
+  LtMatmulDescs(const LtMatmulDescs&) = delete;
+  LtMatmulDescs& operator=(const LtMatmulDescs&) = delete;
+
+  // Sets a matmul descriptor attribute (CUBLAS_CHECK on failure).
+  template <typename T>
+  void set(cublasLtMatmulDescAttributes_t attr, const T& value) {
+    set_raw(attr, &value, sizeof(value));
+  }
+
+ private:
+  void release() noexcept;
+  void set_raw(cublasLtMatmulDescAttributes_t attr, const void* value, size_t bytes);
+};
 
 }  // namespace gptbench
 #endif  // GPTBENCH_WITH_CUDA

@@ -37,42 +37,17 @@ LtTypes lt_types(at::ScalarType t, bool tf32) {
   }
 }
 
-// Descriptors for one problem, released on scope exit.
-struct LtProblem {
-  cublasLtMatmulDesc_t op = nullptr;
-  cublasLtMatrixLayout_t first = nullptr, second = nullptr, out = nullptr;
-  LtProblem(int64_t m, int64_t n, int64_t k, const GemmArgs& args, LtTypes ty) {
-    CUBLAS_CHECK(cublasLtMatmulDescCreate(&op, ty.compute, CUDA_R_32F));
-    cublasOperation_t ta = args.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;  // first operand: B
-    cublasOperation_t tb = args.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;  // second operand: A
-    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
-    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
-    // B stored (K,N) row-major = col-major (N,K), ld N; stored (N,K) = col-major (K,N), ld K.
-    if (args.trans_b)
-      CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&first, ty.data, k, n, k));
-    else
-      CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&first, ty.data, n, k, n));
-    // A stored (M,K) row-major = col-major (K,M), ld K; stored (K,M) = col-major (M,K), ld M.
-    if (args.trans_a)
-      CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&second, ty.data, m, k, m));
-    else
-      CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&second, ty.data, k, m, k));
-    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&out, ty.data, n, m, n));  // Cᵀ col-major (N,M)
-  }
-  ~LtProblem() {
-    cublasLtMatrixLayoutDestroy(out);  // destructor: nothing to report to
-    cublasLtMatrixLayoutDestroy(second);
-    cublasLtMatrixLayoutDestroy(first);
-    cublasLtMatmulDescDestroy(op);
-  }
-  LtProblem(const LtProblem&) = delete;
-  LtProblem& operator=(const LtProblem&) = delete;
-};
+// Descriptors for one problem: the column-major Cᵀ(N,M) = op(B)ᵀ·op(A)ᵀ, so cuBLASLt's A is our
+// B and its B our A (see the top of this file).
+std::unique_ptr<LtMatmulDescs> make_problem(int64_t m, int64_t n, int64_t k, const GemmArgs& args,
+                                            LtTypes ty) {
+  return std::make_unique<LtMatmulDescs>(ty.compute, ty.data, n, m, k, args.trans_b, args.trans_a);
+}
 
 using AlgoKey = std::tuple<int64_t, int64_t, int64_t, bool, bool, bool, int, bool, int>;
 
 struct LtPlan {
-  std::unique_ptr<LtProblem> problem;
+  std::unique_ptr<LtMatmulDescs> problem;
   cublasLtMatmulAlgo_t algo;
 };
 
@@ -86,12 +61,12 @@ LtState& lt_state() {
   return s;
 }
 
-void launch(cublasLtHandle_t h, const LtProblem& p, const cublasLtMatmulAlgo_t* algo,
+void launch(cublasLtHandle_t h, const LtMatmulDescs& p, const cublasLtMatmulAlgo_t* algo,
             const at::Tensor& a, const at::Tensor& b, at::Tensor& c, void* ws,
             cudaStream_t stream) {
   const float alpha = 1.0f, beta = 0.0f;
-  CUBLAS_CHECK(cublasLtMatmul(h, p.op, &alpha, b.data_ptr(), p.first, a.data_ptr(), p.second,
-                              &beta, c.data_ptr(), p.out, c.data_ptr(), p.out, algo, ws,
+  CUBLAS_CHECK(cublasLtMatmul(h, p.op, &alpha, b.data_ptr(), p.a, a.data_ptr(), p.b,
+                              &beta, c.data_ptr(), p.d, c.data_ptr(), p.d, algo, ws,
                               kLtWorkspaceBytes, stream));
 }
 
@@ -99,7 +74,7 @@ void launch(cublasLtHandle_t h, const LtProblem& p, const cublasLtMatmulAlgo_t* 
 // events in kSearchRounds interleaved rounds, and its best round counts (so a clock or
 // neighbour blip in one round does not decide). The heuristic's first choice is a candidate,
 // so the search can only lose to it by measurement noise.
-cublasLtMatmulAlgo_t search(cublasLtHandle_t h, const LtProblem& p,
+cublasLtMatmulAlgo_t search(cublasLtHandle_t h, const LtMatmulDescs& p,
                             const std::vector<cublasLtMatmulHeuristicResult_t>& cands,
                             const at::Tensor& a, const at::Tensor& b, at::Tensor& c, void* ws,
                             cudaStream_t stream) {
@@ -152,8 +127,8 @@ void gemm_cublaslt(const at::Tensor& a, const at::Tensor& b, at::Tensor& c, cons
               search_algos, dev};
   auto it = st.algos.find(key);
   if (it == st.algos.end()) {
-    auto problem = std::make_unique<LtProblem>(m, n, k, args, ty);
-    const LtProblem& p = *problem;
+    auto problem = make_problem(m, n, k, args, ty);
+    const LtMatmulDescs& p = *problem;
     cublasLtMatmulPreference_t pref;
     CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
     size_t ws_bytes = kLtWorkspaceBytes;
@@ -161,7 +136,7 @@ void gemm_cublaslt(const at::Tensor& a, const at::Tensor& b, at::Tensor& c, cons
         pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes, sizeof(ws_bytes)));
     std::vector<cublasLtMatmulHeuristicResult_t> cands(search_algos ? kSearchCandidates : 1);
     int found = 0;
-    CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(h, p.op, p.first, p.second, p.out, p.out, pref,
+    CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(h, p.op, p.a, p.b, p.d, p.d, pref,
                                                 static_cast<int>(cands.size()), cands.data(),
                                                 &found));
     CUBLAS_CHECK(cublasLtMatmulPreferenceDestroy(pref));

@@ -71,44 +71,17 @@ int call_alignment(const LtCall& c) {
 using PlanKey = std::tuple<int64_t, int64_t, int64_t, bool, bool, int, int, int, int>;
 
 // Descriptors of one problem and its algorithm; the pointers are set per call.
-struct LtPlan {
-  cublasLtMatmulDesc_t op = nullptr;
-  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+struct LtPlan : LtMatmulDescs {
   cublasLtMatmulAlgo_t algo{};
 
-  explicit LtPlan(const LtCall& c) {
-    CUBLAS_CHECK(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-    const cublasOperation_t ta = c.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
-    const cublasOperation_t tb = c.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-    set(CUBLASLT_MATMUL_DESC_TRANSA, ta);
-    set(CUBLASLT_MATMUL_DESC_TRANSB, tb);
+  explicit LtPlan(const LtCall& c)
+      : LtMatmulDescs(CUBLAS_COMPUTE_32F, CUDA_R_16BF, c.m, c.n, c.k, c.trans_a, c.trans_b) {
     set(CUBLASLT_MATMUL_DESC_EPILOGUE, lt_epilogue(c.epi));
     set(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, static_cast<int32_t>(c.bias_type));
     if (c.aux) set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, c.m);
     set_pointers(c);
-    if (c.trans_a)
-      CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&a, CUDA_R_16BF, c.k, c.m, c.k));
-    else
-      CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&a, CUDA_R_16BF, c.m, c.k, c.m));
-    if (c.trans_b)
-      CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&b, CUDA_R_16BF, c.n, c.k, c.n));
-    else
-      CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&b, CUDA_R_16BF, c.k, c.n, c.k));
-    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&d, CUDA_R_16BF, c.m, c.n, c.m));
   }
-  ~LtPlan() {
-    cublasLtMatrixLayoutDestroy(d);  // destructor: nothing to report to
-    cublasLtMatrixLayoutDestroy(b);
-    cublasLtMatrixLayoutDestroy(a);
-    cublasLtMatmulDescDestroy(op);
-  }
-  LtPlan(const LtPlan&) = delete;
-  LtPlan& operator=(const LtPlan&) = delete;
 
-  template <typename T>
-  void set(cublasLtMatmulDescAttributes_t attr, const T& v) {
-    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op, attr, &v, sizeof(v)));
-  }
   void set_pointers(const LtCall& c) {
     if (c.bias) set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, c.bias);
     if (c.aux) set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, c.aux);
