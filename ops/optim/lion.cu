@@ -24,42 +24,10 @@ template <typename G>
 __global__ void __launch_bounds__(kThreads)
     lion_kernel(const LionTensor* __restrict__ tensors, const ChunkRef* __restrict__ chunks,
                 int64_t num_chunks, LionScalars s) {
-  for (int64_t c = blockIdx.x; c < num_chunks; c += gridDim.x) {
-    const ChunkRef ref = chunks[c];
-    const LionTensor t = tensors[ref.tensor];
-    const int64_t begin = static_cast<int64_t>(ref.chunk) * kChunkElems;
-    const int64_t len = min(kChunkElems, t.n - begin);
-    float* __restrict__ p = t.p + begin;
-    const G* __restrict__ g = static_cast<const G*>(t.g) + begin;
-    float* __restrict__ m = t.m + begin;
-    int64_t done = 0;
-    if (t.vec) {
-      const int64_t nv = len / 4;
-      for (int64_t i = threadIdx.x; i < nv; i += kThreads) {
-        float4 pp = load4(p + 4 * i), mm = load4(m + 4 * i);
-        float4 gg = load_grad4(g + 4 * i);
-#pragma unroll
-        for (int k = 0; k < 4; ++k) lion_elem(lane(pp, k), lane(gg, k), lane(mm, k), s);
-        store4(p + 4 * i, pp);
-        store4(m + 4 * i, mm);
-      }
-      done = nv * 4;
-    }
-    for (int64_t i = done + threadIdx.x; i < len; i += kThreads) {
-      float pp = p[i], mm = m[i];
-      lion_elem(pp, load_grad(g + i), mm, s);
-      p[i] = pp;
-      m[i] = mm;
-    }
-  }
-}
-
-template <typename G>
-void launch(const LionTensor* tensors, const ChunkRef* chunks, int64_t num_chunks,
-            const LionScalars& s, cudaStream_t stream) {
-  const int grid = grid_for(lion_kernel<G>, num_chunks);
-  lion_kernel<G><<<grid, kThreads, 0, stream>>>(tensors, chunks, num_chunks, s);
-  CUDA_CHECK_LAUNCH();
+  for_each_chunk(tensors, chunks, num_chunks, [&](const LionTensor& t, int64_t begin, int64_t len) {
+    update_chunk(t.p + begin, static_cast<const G*>(t.g) + begin, len, t.vec,
+                 [&](float& p, float g, float& m) { lion_elem(p, g, m, s); }, t.m + begin);
+  });
 }
 
 }  // namespace
@@ -68,9 +36,9 @@ void lion_step_cuda(const LionTensor* tensors, const ChunkRef* chunks, int64_t n
                     GradType grad_type, const LionScalars& s, cudaStream_t stream) {
   if (num_chunks == 0) return;
   if (grad_type == GradType::kBF16)
-    launch<__nv_bfloat16>(tensors, chunks, num_chunks, s, stream);
+    launch_grid_stride(lion_kernel<__nv_bfloat16>, num_chunks, stream, tensors, chunks, num_chunks, s);
   else
-    launch<float>(tensors, chunks, num_chunks, s, stream);
+    launch_grid_stride(lion_kernel<float>, num_chunks, stream, tensors, chunks, num_chunks, s);
 }
 
 }  // namespace optim

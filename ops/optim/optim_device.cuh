@@ -11,6 +11,7 @@
 
 #include "ops/cuda_check.h"
 #include "ops/device/reduce.cuh"
+#include "ops/optim/multi_tensor.h"
 
 namespace gptbench {
 namespace optim {
@@ -59,6 +60,73 @@ __device__ __forceinline__ float block_sum(float x, float* scratch) {
   return total;
 }
 
+// Pieces of update_chunk: lane k of every float4, and the states written back.
+template <typename Elem, size_t... I>
+__device__ __forceinline__ void apply_lane(Elem& elem, float4& p, const float4& g, float4 (&s)[sizeof...(I)],
+                                           int k, std::index_sequence<I...>) {
+  elem(lane(p, k), reinterpret_cast<const float*>(&g)[k], lane(s[I], k)...);
+}
+template <typename Elem, size_t... I>
+__device__ __forceinline__ void apply_scalar(Elem& elem, float& p, float g, float (&s)[sizeof...(I)],
+                                             std::index_sequence<I...>) {
+  elem(p, g, s[I]...);
+}
+template <size_t... I, typename... State>
+__device__ __forceinline__ void store_states(const float4 (&s)[sizeof...(I)], int64_t i, std::index_sequence<I...>,
+                                             State*... state) {
+  (store4(state + 4 * i, s[I]), ...);
+}
+template <size_t... I, typename... State>
+__device__ __forceinline__ void store_scalars(const float (&s)[sizeof...(I)], int64_t i, std::index_sequence<I...>,
+                                              State*... state) {
+  ((state[i] = s[I]), ...);
+}
+
+// ---- the chunk walk of the elementwise optimizers (AdamW, Lion) ---------------------------------
+
+// Calls body(tensor, begin, len) for every chunk of the launch table this block takes (grid
+// stride over chunks): elements [begin, begin + len) of `tensor`, len <= kChunkElems.
+template <typename Tensor, typename Body>
+__device__ __forceinline__ void for_each_chunk(const Tensor* __restrict__ tensors,
+                                               const ChunkRef* __restrict__ chunks, int64_t num_chunks,
+                                               Body body) {
+  for (int64_t c = blockIdx.x; c < num_chunks; c += gridDim.x) {
+    const ChunkRef ref = chunks[c];
+    const Tensor t = tensors[ref.tensor];
+    const int64_t begin = static_cast<int64_t>(ref.chunk) * kChunkElems;
+    body(t, begin, min(kChunkElems, t.n - begin));
+  }
+}
+
+// elem(p, g, state...) on every element of a chunk of `len` elements (fp32 parameter p, gradient
+// g of type G, fp32 state arrays): float4 steps (16-byte loads and stores) where `vec`, then a
+// scalar loop for the rest; the block's threads share the work.
+template <typename G, typename Elem, typename... State>
+__device__ __forceinline__ void update_chunk(float* __restrict__ p, const G* __restrict__ g, int64_t len,
+                                             bool vec, Elem elem, State* __restrict__... state) {
+  int64_t done = 0;
+  if (vec) {
+    const int64_t nv = len / 4;
+    for (int64_t i = threadIdx.x; i < nv; i += kThreads) {
+      float4 pp = load4(p + 4 * i);
+      float4 ss[] = {load4(state + 4 * i)...};
+      const float4 gg = load_grad4(g + 4 * i);
+#pragma unroll
+      for (int k = 0; k < 4; ++k) apply_lane(elem, pp, gg, ss, k, std::index_sequence_for<State...>{});
+      store4(p + 4 * i, pp);
+      store_states(ss, i, std::index_sequence_for<State...>{}, state...);
+    }
+    done = nv * 4;
+  }
+  for (int64_t i = done + threadIdx.x; i < len; i += kThreads) {
+    float pp = p[i];
+    float ss[] = {state[i]...};
+    apply_scalar(elem, pp, load_grad(g + i), ss, std::index_sequence_for<State...>{});
+    p[i] = pp;
+    store_scalars(ss, i, std::index_sequence_for<State...>{}, state...);
+  }
+}
+
 // Blocks for a grid-stride launch of `kernel` (`threads` per block, `smem` bytes of dynamic
 // shared memory) over `work` items: enough to fill every SM at the kernel's occupancy, never more
 // than the work. The SM count and occupancy are queried once per (kernel, device), so a step does
@@ -89,6 +157,14 @@ int grid_for(Kernel kernel, int64_t work, size_t smem = 0, int threads = kThread
     cache[key] = full;
   }
   return static_cast<int>(work < full ? (work > 0 ? work : 1) : full);
+}
+
+// Launches `kernel(args...)` over a grid-stride grid for `work` items, kThreads per block, no
+// dynamic shared memory, on `stream`, and checks the launch.
+template <typename... Params, typename... Args>
+void launch_grid_stride(void (*kernel)(Params...), int64_t work, cudaStream_t stream, Args... args) {
+  kernel<<<grid_for(kernel, work), kThreads, 0, stream>>>(args...);
+  CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace optim
