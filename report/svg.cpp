@@ -56,7 +56,7 @@ const char* palette(size_t i) { return kPalette[i % std::size(kPalette)]; }
 
 std::string short_number(double v) { return compare::format_si(v); }
 
-std::string render_line_chart(const LineChart& c) {
+std::string render_line_chart(const LineChart& c, const ChartMarks& marks) {
   constexpr double kW = 560, kH = 300, kLeft = 70, kTop = 30, kLegendW = 460;
   double xlo = std::numeric_limits<double>::infinity(), xhi = -xlo, yhi = 0;
   for (const auto& s : c.series)
@@ -66,6 +66,7 @@ std::string render_line_chart(const LineChart& c) {
       xhi = std::max(xhi, xv);
       yhi = std::max(yhi, y);
     }
+  for (const Whisker& w : marks.whiskers) yhi = std::max(yhi, w.hi);
   std::ostringstream out;
   const bool empty = c.series.empty() || !std::isfinite(xlo);
   const double height = empty ? 80 : kTop + kH + 50 + std::max(0.0, 16.0 * c.series.size() - kH);
@@ -106,6 +107,17 @@ std::string render_line_chart(const LineChart& c) {
       << num(kLeft + kW / 2) << "' y='" << num(kTop + kH + 36) << "'>" << html_escape(c.x_label)
       << "</text>\n<text class='ylabel' x='12' y='" << num(kTop + kH / 2) << "' transform='rotate(-90 12 "
       << num(kTop + kH / 2) << ")'>" << html_escape(c.y_label) << "</text>\n";
+  for (size_t i = 0; i < marks.markers.size(); ++i) {
+    const Marker& m = marks.markers[i];
+    const char* colour = m.alert ? "#d62728" : "#7f7f7f";
+    out << "<line x1='" << num(px(m.x)) << "' x2='" << num(px(m.x)) << "' y1='" << num(kTop)
+        << "' y2='" << num(kTop + kH) << "' stroke='" << colour << "' stroke-dasharray='4 3'/>"
+        << "<text x='" << num(px(m.x) + 3) << "' y='" << num(kTop + 10 + 12.0 * static_cast<double>(i % 4))
+        << "' fill='" << colour << "' font-size='10'>" << html_escape(m.label) << "</text>\n";
+  }
+  for (const Whisker& w : marks.whiskers)
+    out << "<line x1='" << num(px(w.x)) << "' x2='" << num(px(w.x)) << "' y1='" << num(py(w.lo))
+        << "' y2='" << num(py(w.hi)) << "' stroke='" << palette(w.series) << "' stroke-width='5' opacity='0.35'/>\n";
   std::vector<std::string> names;
   for (size_t i = 0; i < c.series.size(); ++i) {
     auto pts = c.series[i].points;
