@@ -25,7 +25,7 @@ constexpr const char* kProgram = "gptbench-history";
 
 struct Options {
   std::string db = "results/history.sqlite";
-  std::string run_path, commit, branch, date;
+  std::string run_path, commit, branch, date, source;
   std::string regex, html, device, output, threshold = "5%", filter;
   size_t last = 5;
   double min_step = 0.02;
@@ -64,7 +64,8 @@ History matching_history(Database& db, const Options& options) {
 }
 
 int add(const Options& options, std::ostream& out) {
-  const compare::Run run = load(options.run_path);
+  compare::Run run = load(options.run_path);
+  if (!options.source.empty()) run.source = options.source;
   Database db(options.db, Database::Mode::kCreate);
   AddOptions add_options;
   add_options.commit = options.commit.empty() ? current_commit() : options.commit;
@@ -192,6 +193,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   add_command->add_option("--commit", options.commit, "Commit it was measured at (default: git HEAD here)");
   add_command->add_option("--branch", options.branch, "Branch (default: the current git branch)");
   add_command->add_option("--date", options.date, "Date, ISO 8601 (default: the run's context date)");
+  add_command->add_option("--source", options.source, "Name to record for the file (default: RUN as given)");
   CLI::App* list_command = app.add_subcommand("list", "List the runs, oldest first");
   CLI::App* show_command = app.add_subcommand("show", "Table over time of the benchmarks matching a regex");
   show_command->add_option("REGEX", options.regex, "Benchmark name regex (ECMAScript, search)")->required();
