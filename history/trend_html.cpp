@@ -24,7 +24,7 @@ TimeUnit unit_for(double max_ns) {
 }
 
 constexpr const char* kStyle = R"css(
-body { font-family: sans-serif; margin: 24px; color: #222; max-width: 1180px; }
+body { font-family: sans-serif; margin: 24px; color: #222; max-width: 1180px; overflow-wrap: anywhere; }
 h1 { font-size: 22px; } h2 { font-size: 15px; margin: 28px 0 4px; font-family: monospace; }
 table { border-collapse: collapse; font-size: 13px; margin: 6px 0; }
 td, th { border: 1px solid #ccc; padding: 2px 8px; text-align: left; }
@@ -40,39 +40,61 @@ std::string change_cell(double change) {
   return std::string("<td class='num ") + (change > 0 ? "up" : "down") + "'>" + compare::format_change(change) + "</td>";
 }
 
-std::string chart(const History& history, const BenchmarkHistory& benchmark) {
+// What differs in `now` from `before` (two environment_of() strings), as a marker label:
+// "H100 80GB HBM3", "hold 50000".
+std::string change_label(const std::string& before, const std::string& now) {
+  std::string changed;
+  std::istringstream items(now);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    item.erase(0, item.find_first_not_of(' '));
+    if (before.find(item) != std::string::npos) continue;
+    if (!changed.empty()) changed += ", ";
+    changed += item;
+  }
+  std::string label = environment_label(changed.empty() ? now : changed);
+  if (label.rfind("NVIDIA ", 0) == 0) label.erase(0, 7);
+  return "now " + label;
+}
+
+std::string chart(const BenchmarkHistory& benchmark) {
   double max_ns = 0;
+  // The benchmark's runs in order: its x axis, one step per run that has it.
+  std::vector<std::pair<size_t, const EnvironmentSeries*>> order;
   for (const EnvironmentSeries& series : benchmark.series)
-    for (const SeriesPoint& p : series.points) max_ns = std::max(max_ns, p.q3);
+    for (const SeriesPoint& p : series.points) {
+      max_ns = std::max(max_ns, p.q3);
+      order.emplace_back(p.run, &series);
+    }
+  std::sort(order.begin(), order.end());
+  auto x_of = [&](size_t run) {
+    return static_cast<double>(std::lower_bound(order.begin(), order.end(), std::make_pair(run, nullptr),
+                                                [](const auto& a, const auto& b) { return a.first < b.first; }) -
+                               order.begin() + 1);
+  };
   const TimeUnit unit = unit_for(max_ns);
   report::LineChart line;
-  line.title = benchmark.name;
-  line.x_label = "run (oldest first)";
+  line.x_label = "run of this benchmark (oldest first)";
   line.y_label = std::string("median real time (") + unit.name + "), bar: quartiles";
-  // Environment changes along the x axis: where a point's environment differs from the
-  // previous point's.
   report::ChartMarks marks;
-  std::vector<std::pair<size_t, const EnvironmentSeries*>> order;
   for (const EnvironmentSeries& series : benchmark.series) {
     const size_t index = line.series.size();
     report::Series& drawn = line.series.emplace_back();
     drawn.name = environment_label(series.environment);
     for (const SeriesPoint& p : series.points) {
-      const double x = static_cast<double>(p.run + 1);
+      const double x = x_of(p.run);
       drawn.points.emplace_back(x, p.median / unit.ns);
       if (p.q3 > p.q1) marks.whiskers.push_back(report::Whisker{index, x, p.q1 / unit.ns, p.q3 / unit.ns});
-      order.emplace_back(p.run, &series);
     }
     for (const Step& step : series.steps) {
-      marks.markers.push_back(report::Marker{static_cast<double>(series.points[step.index].run + 1),
-                                            compare::format_change(step.change), true});
+      marks.markers.push_back(report::Marker{x_of(series.points[step.index].run), compare::format_change(step.change), true});
     }
   }
-  std::sort(order.begin(), order.end());
   for (size_t i = 1; i < order.size(); ++i) {
     if (order[i].second != order[i - 1].second) {
-      marks.markers.push_back(report::Marker{static_cast<double>(order[i].first + 1),
-                                            "now " + history.runs[order[i].first].device, false});
+      marks.markers.push_back(report::Marker{static_cast<double>(i + 1),
+                                             change_label(order[i - 1].second->environment, order[i].second->environment),
+                                             false});
     }
   }
   return report::render_line_chart(line, marks);
@@ -141,7 +163,7 @@ std::string render_trend_html(const History& history, const TrendPage& page) {
   }
   for (const BenchmarkHistory& benchmark : history.benchmarks) {
     out << "<h2>" << html_escape(benchmark.name) << "</h2>\n"
-        << chart(history, benchmark) << steps_table(history, benchmark);
+        << chart(benchmark) << steps_table(history, benchmark);
   }
   out << "</body></html>\n";
   return out.str();

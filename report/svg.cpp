@@ -112,8 +112,9 @@ std::string render_line_chart(const LineChart& c, const ChartMarks& marks) {
     const char* colour = m.alert ? "#d62728" : "#7f7f7f";
     out << "<line x1='" << num(px(m.x)) << "' x2='" << num(px(m.x)) << "' y1='" << num(kTop)
         << "' y2='" << num(kTop + kH) << "' stroke='" << colour << "' stroke-dasharray='4 3'/>"
-        << "<text x='" << num(px(m.x) + 3) << "' y='" << num(kTop + 10 + 12.0 * static_cast<double>(i % 4))
-        << "' fill='" << colour << "' font-size='10'>" << html_escape(m.label) << "</text>\n";
+        << "<text x='" << num(px(m.x) + (px(m.x) > kLeft + kW / 2 ? -3 : 3)) << "' y='"
+        << num(kTop + 10 + 12.0 * static_cast<double>(i % 4)) << "' fill='" << colour << "' font-size='10'"
+        << (px(m.x) > kLeft + kW / 2 ? " text-anchor='end'" : "") << ">" << html_escape(m.label) << "</text>\n";
   }
   for (const Whisker& w : marks.whiskers)
     out << "<line x1='" << num(px(w.x)) << "' x2='" << num(px(w.x)) << "' y1='" << num(py(w.lo))
