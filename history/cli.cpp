@@ -159,6 +159,9 @@ int check(const Options& options, std::ostream& out, std::ostream& err) {
   const RunSelection selection =
       select_runs(list_runs(db), device, environment_of(run.context), options.last, run_digest(run));
   if (selection.runs.empty()) throw HistoryError("no earlier run on " + device + " in " + options.db);
+  if (selection.environments.front() != environment_of(run.context)) {
+    err << kProgram << ": note: no earlier run in this run's environment; comparing with runs on " << device << "\n";
+  }
   note_environments(selection, err);
   const compare::Run base = pooled_baseline(db, selection);
   compare::Settings settings;

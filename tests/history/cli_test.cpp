@@ -138,6 +138,13 @@ TEST_F(HistoryCli, CheckFindsARegressionAgainstTheHistory) {
   EXPECT_NE(regressed.out.find("bench/0002"), std::string::npos);
   // A run already in the history is not compared with itself: the last 5 others are used.
   EXPECT_EQ(history({"check", dir_.file("run5.json")}).code, 0);
+  RunSpec new_libtorch = same;
+  new_libtorch.libtorch = "2.12.0";
+  const CliResult other_environment = history({"check", testing::write_run(make_run(new_libtorch), dir_.file("lt.json"))});
+  EXPECT_EQ(other_environment.code, 0) << other_environment.out << other_environment.err;
+  EXPECT_NE(other_environment.err.find("no earlier run in this run's environment"), std::string::npos)
+      << other_environment.err;
+  EXPECT_NE(other_environment.out.find("libtorch"), std::string::npos) << other_environment.out;  // compare's context diff
   RunSpec other_gpu;
   other_gpu.gpu = "NVIDIA A100";
   const std::string a100 = testing::write_run(make_run(other_gpu), dir_.file("a100.json"));
