@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "baseline.h"
+#include "cli_parse.h"  // compare/
 #include "format.h"  // compare/
 #include "git.h"
 #include "load.h"    // compare/
@@ -213,16 +214,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   check_command->add_option("--threshold", options.threshold, "Minimum relative change that counts (default 5%)");
   check_command->add_option("--filter", options.filter, "Only benchmarks whose name matches this regex");
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& error) {
-    if (error.get_exit_code() == 0) {
-      app.exit(error, out, err);
-      return 0;
-    }
-    err << kProgram << ": error: " << error.what() << " (see --help)\n";
-    return kExitUsage;
-  }
+  if (const auto code = compare::parse_command_line(app, argc, argv, out, err, kProgram)) return *code;
   try {
     if (add_command->parsed()) return add(options, out);
     if (list_command->parsed()) return list(options, out);
