@@ -4,7 +4,6 @@
 
 #include <cmath>
 #include <filesystem>
-#include <vector>
 
 namespace gptbench::history {
 namespace {
@@ -58,9 +57,17 @@ CREATE TABLE counters(
   PRIMARY KEY(result_id, name, idx)
 ) WITHOUT ROWID;
 )sql",
+    // 1 -> 2: the series of a benchmark (trend, show) read from one covering index, in run
+    // order, without a lookup of each result row.
+    R"sql(
+DROP INDEX results_benchmark;
+CREATE INDEX results_series ON results(benchmark_id, run_id, median_ns, q1_ns, q3_ns) WHERE status = 'ok';
+)sql",
 };
 
 }  // namespace
+
+const std::vector<const char*>& schema_migrations() { return kMigrations; }
 
 Statement::Statement(sqlite3* db, sqlite3_stmt* statement, std::string path)
     : db_(db), statement_(statement), path_(std::move(path)) {}

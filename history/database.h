@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -24,7 +25,10 @@ class HistoryError : public std::runtime_error {
 // 'gptb': PRAGMA application_id of every history database.
 constexpr int32_t kApplicationId = 0x67707462;
 // The schema version this build writes and reads (PRAGMA user_version).
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;
+
+// The SQL of each migration: element v takes user_version v to v + 1 (for tests of old files).
+const std::vector<const char*>& schema_migrations();
 
 class Statement {
  public:

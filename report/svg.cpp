@@ -1,6 +1,7 @@
 #include "svg.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -16,10 +17,11 @@ using compare::html_escape;
 constexpr const char* kPalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
                                     "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
 
+// Coordinates with one decimal (std::to_chars: a page of many charts formats millions of them).
 std::string num(double v) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
+  const auto result = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, 1);
+  return std::string(buf, result.ptr);
 }
 
 // Up to ~6 "nice" ticks covering [lo, hi].

@@ -5,7 +5,11 @@
 #include <iostream>
 #include <string>
 
+#include <chrono>
+
 #include "database.h"
+#include "series.h"
+#include "trend_html.h"
 #include "store.h"
 #include "synthetic.h"
 
@@ -51,5 +55,15 @@ int main(int argc, char** argv) {
   }
   const double trend_s = seconds_of_cli({"--db", dir.file("trend.sqlite"), "trend", ".*", "--html", dir.file("t.html")});
   std::cout << "trend over " << runs << " runs x " << trend_benchmarks << " benchmarks: " << trend_s << " s\n";
+  // Where that time goes: reading the series and finding steps, then drawing the page.
+  Database db(dir.file("trend.sqlite"), Database::Mode::kExisting);
+  const auto start = std::chrono::steady_clock::now();
+  const History history = load_history(db, gptbench::compare::NameFilter(".*"));
+  const auto loaded = std::chrono::steady_clock::now();
+  const std::string page = render_trend_html(history, TrendPage{});
+  const auto drawn = std::chrono::steady_clock::now();
+  std::cout << "  of which series and steps " << std::chrono::duration<double>(loaded - start).count()
+            << " s, page " << std::chrono::duration<double>(drawn - loaded).count() << " s (" << page.size() / 1e6
+            << " MB)\n";
   return 0;
 }

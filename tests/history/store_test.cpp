@@ -136,7 +136,7 @@ TEST(DatabaseTest, NotSqliteIsAnError) {
   }
 }
 
-void make_foreign(const std::string& path, const char* sql) {
+void write_raw_sqlite(const std::string& path, const char* sql) {
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK);
@@ -146,7 +146,7 @@ void make_foreign(const std::string& path, const char* sql) {
 TEST(DatabaseTest, ForeignSqliteIsAnErrorAndUntouched) {
   TempDir dir;
   const std::string path = dir.file("other.sqlite");
-  make_foreign(path, "CREATE TABLE customers(id INTEGER); INSERT INTO customers VALUES (1);");
+  write_raw_sqlite(path, "CREATE TABLE customers(id INTEGER); INSERT INTO customers VALUES (1);");
   try {
     Database(path, Database::Mode::kCreate);
     FAIL() << "no error";
@@ -163,10 +163,30 @@ TEST(DatabaseTest, ForeignSqliteIsAnErrorAndUntouched) {
   sqlite3_close(db);
 }
 
+TEST(DatabaseTest, VersionOneIsMigratedKeepingItsRuns) {
+  TempDir dir;
+  const std::string path = dir.file("v1.sqlite");
+  write_raw_sqlite(path, (std::string(schema_migrations()[0]) + "PRAGMA application_id = " + std::to_string(kApplicationId) +
+                      "; PRAGMA user_version = 1;"
+                      "INSERT INTO runs VALUES (1, 'd', 'c1', 'main', '2026-01-01', '2026-01-01', 's.json', 'cpu',"
+                      " 'device=cpu', '{}');"
+                      "INSERT INTO benchmarks VALUES (1, 'bench/a');"
+                      "INSERT INTO results VALUES (1, 1, 1, 'ok', '', '', 1, 1000, 1000, 1000);")
+                         .c_str());
+  Database db(path, Database::Mode::kExisting);
+  EXPECT_EQ(db.query_int("PRAGMA user_version"), kSchemaVersion);
+  EXPECT_EQ(db.query_int("SELECT count(*) FROM sqlite_schema WHERE name = 'results_series'"), 1);
+  EXPECT_EQ(db.query_int("SELECT count(*) FROM sqlite_schema WHERE name = 'results_benchmark'"), 0);
+  const std::vector<RunInfo> runs = list_runs(db);
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].commit, "c1");
+  EXPECT_EQ(runs[0].benchmarks, 1);
+}
+
 TEST(DatabaseTest, NewerSchemaIsAnError) {
   TempDir dir;
   const std::string path = dir.file("future.sqlite");
-  make_foreign(path, ("PRAGMA application_id = " + std::to_string(kApplicationId) +
+  write_raw_sqlite(path, ("PRAGMA application_id = " + std::to_string(kApplicationId) +
                       "; PRAGMA user_version = 99; CREATE TABLE runs(id INTEGER);").c_str());
   try {
     Database(path, Database::Mode::kExisting);
