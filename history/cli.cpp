@@ -27,6 +27,7 @@ constexpr const char* kProgram = "gptbench-history";
 struct Options {
   std::string db = "results/history.sqlite";
   std::string run_path, commit, branch, date, source;
+  std::vector<std::string> add_paths;
   std::string regex, html, device, output, threshold = "5%", filter;
   size_t last = 5;
   double min_step = 0.02;
@@ -65,20 +66,28 @@ History matching_history(Database& db, const Options& options) {
 }
 
 int add(const Options& options, std::ostream& out) {
-  compare::Run run = load(options.run_path);
-  if (!options.source.empty()) run.source = options.source;
+  if (!options.source.empty() && options.add_paths.size() > 1) throw HistoryError("--source names one RUN, not several");
+  // Every file is loaded before any is added: a bad one among them adds nothing.
+  std::vector<compare::Run> runs;
+  for (const std::string& path : options.add_paths) {
+    runs.push_back(load(path));
+    if (!options.source.empty()) runs.back().source = options.source;
+  }
   Database db(options.db, Database::Mode::kCreate);
   AddOptions add_options;
   add_options.commit = options.commit.empty() ? current_commit() : options.commit;
   add_options.branch = options.branch.empty() ? current_branch() : options.branch;
   add_options.date = options.date;
-  const AddResult result = add_run(db, run, add_options);
-  if (result.duplicate) {
-    out << options.run_path << ": already in " << options.db << " as run " << result.run_id << "; not added again\n";
-  } else {
-    out << "added " << options.run_path << " as run " << result.run_id << " (" << run.benchmarks.size()
-        << " benchmarks, " << device_of(run.context) << ", commit " << short_commit(add_options.commit) << ") to "
-        << options.db << "\n";
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const std::string& path = options.add_paths[i];
+    const AddResult result = add_run(db, runs[i], add_options);
+    if (result.duplicate) {
+      out << path << ": already in " << options.db << " as run " << result.run_id << "; not added again\n";
+    } else {
+      out << "added " << path << " as run " << result.run_id << " (" << runs[i].benchmarks.size() << " benchmarks, "
+          << device_of(runs[i].context) << ", commit " << short_commit(add_options.commit) << ") to " << options.db
+          << "\n";
+    }
   }
   return 0;
 }
@@ -192,8 +201,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   app.add_option("--min-step", options.min_step, "Smallest step that is reported, as a fraction (default 0.02)")
       ->check(CLI::Range(0.0, 10.0));
 
-  CLI::App* add_command = app.add_subcommand("add", "Add a Google Benchmark JSON run");
-  add_command->add_option("RUN", options.run_path, "JSON run")->required();
+  CLI::App* add_command = app.add_subcommand("add", "Add Google Benchmark JSON runs");
+  add_command->add_option("RUN", options.add_paths, "JSON runs (each its own transaction)")->required();
   add_command->add_option("--commit", options.commit, "Commit it was measured at (default: git HEAD here)");
   add_command->add_option("--branch", options.branch, "Branch (default: the current git branch)");
   add_command->add_option("--date", options.date, "Date, ISO 8601 (default: the run's context date)");

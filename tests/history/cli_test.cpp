@@ -64,6 +64,20 @@ TEST_F(HistoryCli, AddListAndDeduplicate) {
   EXPECT_EQ(std::count(listed.begin(), listed.end(), '\n'), 4);  // header + 3
 }
 
+TEST_F(HistoryCli, AddSeveralRunsOrNoneWhenOneIsBad) {
+  RunSpec a, b;
+  b.seed = 2;
+  const std::string first = testing::write_run(make_run(a), dir_.file("a.json"));
+  const std::string second = testing::write_run(make_run(b), dir_.file("b.json"));
+  std::ofstream(dir_.file("bad.json")) << "{}";
+  EXPECT_EQ(history({"add", first, dir_.file("bad.json"), second}).code, 2);
+  EXPECT_EQ(history({"list"}).code, 2);  // nothing was added, not even the database
+  const CliResult added = history({"add", first, second, "--commit", "c"});
+  ASSERT_EQ(added.code, 0) << added.err;
+  EXPECT_NE(added.out.find("as run 2"), std::string::npos) << added.out;
+  EXPECT_EQ(history({"add", first, second, "--source", "x.json"}).code, 2);
+}
+
 TEST_F(HistoryCli, AddTakesCommitAndBranchFromGit) {
   RunSpec spec;
   const std::string path = testing::write_run(make_run(spec), dir_.file("r.json"));
