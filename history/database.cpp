@@ -131,14 +131,16 @@ std::string Statement::column_text(int index) const {
 
 bool Statement::column_is_null(int index) const { return sqlite3_column_type(statement_, index) == SQLITE_NULL; }
 
-Database::Database(const std::string& path, Mode mode) : path_(path) {
+Database::Database(const std::string& path, Mode mode) : db_(nullptr, sqlite3_close_v2), path_(path) {
   if (mode == Mode::kExisting && !std::filesystem::exists(path)) {
     throw HistoryError(path + ": no history database here (gptbench-history add RUN.json creates it)");
   }
   const int flags = SQLITE_OPEN_READWRITE | (mode == Mode::kCreate ? SQLITE_OPEN_CREATE : 0);
-  const int code = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
-  if (code != SQLITE_OK) fail(code, "cannot open");
-  sqlite3_busy_timeout(db_, 10000);  // a concurrent add waits for the other to commit
+  sqlite3* handle = nullptr;
+  const int code = sqlite3_open_v2(path.c_str(), &handle, flags, nullptr);
+  db_.reset(handle);  // sqlite3_open_v2 returns a handle to close even when it fails
+  if (code != SQLITE_OK) fail("cannot open");
+  sqlite3_busy_timeout(handle, 10000);  // a concurrent add waits for the other to commit
   // The first read of the header: a file that is not SQLite fails here.
   int64_t application_id = 0;
   try {
@@ -156,10 +158,8 @@ Database::Database(const std::string& path, Mode mode) : path_(path) {
   migrate();
 }
 
-Database::~Database() { sqlite3_close_v2(db_); }
-
-void Database::fail(int code, const std::string& what) const {
-  throw HistoryError(path_ + ": " + what + ": " + (db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(code)));
+void Database::fail(const std::string& what) const {
+  throw HistoryError(path_ + ": " + what + ": " + (db_ ? sqlite3_errmsg(db_.get()) : "out of memory"));
 }
 
 void Database::migrate() {
@@ -178,21 +178,22 @@ void Database::migrate() {
 
 Statement Database::prepare(std::string_view sql) {
   sqlite3_stmt* statement = nullptr;
-  const int code = sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &statement, nullptr);
-  if (code != SQLITE_OK) fail(code, "SQL error");
-  return Statement(db_, statement, path_);
+  if (sqlite3_prepare_v2(db_.get(), sql.data(), static_cast<int>(sql.size()), &statement, nullptr) != SQLITE_OK) {
+    fail("SQL error");
+  }
+  return Statement(db_.get(), statement, path_);
 }
 
 void Database::exec(const std::string& sql) {
   char* message = nullptr;
-  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &message) != SQLITE_OK) {
+  if (sqlite3_exec(db_.get(), sql.c_str(), nullptr, nullptr, &message) != SQLITE_OK) {
     const std::string text = message ? message : "unknown error";
     sqlite3_free(message);
     throw HistoryError(path_ + ": " + text);
   }
 }
 
-int64_t Database::last_insert_id() const { return sqlite3_last_insert_rowid(db_); }
+int64_t Database::last_insert_id() const { return sqlite3_last_insert_rowid(db_.get()); }
 
 int64_t Database::query_int(std::string_view sql) {
   Statement statement = prepare(sql);

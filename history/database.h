@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -72,7 +73,6 @@ class Database {
   Database(const std::string& path, Mode mode);
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;
-  ~Database();
 
   Statement prepare(std::string_view sql);
   void exec(const std::string& sql);
@@ -83,8 +83,9 @@ class Database {
 
  private:
   void migrate();
-  [[noreturn]] void fail(int code, const std::string& what) const;
-  sqlite3* db_ = nullptr;
+  [[noreturn]] void fail(const std::string& what) const;
+  // Closed also when the constructor throws (a member, unlike the destructor, is cleaned up).
+  std::unique_ptr<sqlite3, int (*)(sqlite3*)> db_;
   std::string path_;
 };
 

@@ -180,6 +180,7 @@ TEST_F(HistoryCli, BadInputIsOneLineAndExit2) {
       {"--db", db_, "add", dir_.file("absent.json")},
       {"--db", db_, "frobnicate"},
       {"--db", db_, "trend", "bench", "--html", dir_.file("no/such/dir/t.html")},
+      {"--db", dir_.file("no/such/dir/h.sqlite"), "add", dir_.file("run0.json")},
   };
   for (const auto& args : cases) {
     const CliResult result = run_history(args);
