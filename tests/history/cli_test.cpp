@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include "git.h"
 #include "load.h"  // compare/
@@ -171,8 +172,13 @@ TEST_F(HistoryCli, BadInputIsOneLineAndExit2) {
   add_runs(1, 99);
   std::ofstream(dir_.file("junk.sqlite")) << "not a database" << std::string(2000, '\n');
   std::ofstream(dir_.file("bad.json")) << "{\"benchmarks\": [";
+  sqlite3* foreign = nullptr;
+  ASSERT_EQ(sqlite3_open(dir_.file("foreign.sqlite").c_str(), &foreign), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(foreign, "CREATE TABLE notes(text TEXT)", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(foreign);
   const std::vector<std::vector<std::string>> cases = {
       {"--db", dir_.file("junk.sqlite"), "list"},
+      {"--db", dir_.file("foreign.sqlite"), "add", dir_.file("run0.json")},
       {"--db", dir_.file("missing.sqlite"), "list"},
       {"--db", db_, "show", "("},
       {"--db", db_, "show", "nothing-matches"},
