@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli_parse.h"
 #include "load.h"
 #include "merge.h"
 #include "pair.h"
@@ -184,16 +185,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   merge_command->add_option("OUT", options.merge_out, "Merged JSON to write")->required();
   merge_command->add_option("INPUTS", options.merge_inputs, "Per-round JSON files, in round order")->required();
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& error) {
-    if (error.get_exit_code() == 0) {
-      app.exit(error, out, err);
-      return 0;
-    }
-    err << kProgram << ": error: " << error.what() << " (see --help)\n";
-    return kExitUsage;
-  }
+  if (const auto code = parse_command_line(app, argc, argv, out, err, kProgram)) return *code;
 
   try {
     if (merge_command->parsed()) return merge(options, out);

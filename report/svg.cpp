@@ -1,6 +1,7 @@
 #include "svg.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -16,10 +17,11 @@ using compare::html_escape;
 constexpr const char* kPalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
                                     "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
 
+// Coordinates with one decimal (std::to_chars: a page of many charts formats millions of them).
 std::string num(double v) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
+  const auto result = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, 1);
+  return std::string(buf, result.ptr);
 }
 
 // Up to ~6 "nice" ticks covering [lo, hi].
@@ -56,7 +58,7 @@ const char* palette(size_t i) { return kPalette[i % std::size(kPalette)]; }
 
 std::string short_number(double v) { return compare::format_si(v); }
 
-std::string render_line_chart(const LineChart& c) {
+std::string render_line_chart(const LineChart& c, const ChartMarks& marks) {
   constexpr double kW = 560, kH = 300, kLeft = 70, kTop = 30, kLegendW = 460;
   double xlo = std::numeric_limits<double>::infinity(), xhi = -xlo, yhi = 0;
   for (const auto& s : c.series)
@@ -66,6 +68,7 @@ std::string render_line_chart(const LineChart& c) {
       xhi = std::max(xhi, xv);
       yhi = std::max(yhi, y);
     }
+  for (const Whisker& w : marks.whiskers) yhi = std::max(yhi, w.hi);
   std::ostringstream out;
   const bool empty = c.series.empty() || !std::isfinite(xlo);
   const double height = empty ? 80 : kTop + kH + 50 + std::max(0.0, 16.0 * c.series.size() - kH);
@@ -106,6 +109,18 @@ std::string render_line_chart(const LineChart& c) {
       << num(kLeft + kW / 2) << "' y='" << num(kTop + kH + 36) << "'>" << html_escape(c.x_label)
       << "</text>\n<text class='ylabel' x='12' y='" << num(kTop + kH / 2) << "' transform='rotate(-90 12 "
       << num(kTop + kH / 2) << ")'>" << html_escape(c.y_label) << "</text>\n";
+  for (size_t i = 0; i < marks.markers.size(); ++i) {
+    const Marker& m = marks.markers[i];
+    const char* colour = m.alert ? "#d62728" : "#7f7f7f";
+    out << "<line x1='" << num(px(m.x)) << "' x2='" << num(px(m.x)) << "' y1='" << num(kTop)
+        << "' y2='" << num(kTop + kH) << "' stroke='" << colour << "' stroke-dasharray='4 3'/>"
+        << "<text x='" << num(px(m.x) + (px(m.x) > kLeft + kW / 2 ? -3 : 3)) << "' y='"
+        << num(kTop + 10 + 12.0 * static_cast<double>(i % 4)) << "' fill='" << colour << "' font-size='10'"
+        << (px(m.x) > kLeft + kW / 2 ? " text-anchor='end'" : "") << ">" << html_escape(m.label) << "</text>\n";
+  }
+  for (const Whisker& w : marks.whiskers)
+    out << "<line x1='" << num(px(w.x)) << "' x2='" << num(px(w.x)) << "' y1='" << num(py(w.lo))
+        << "' y2='" << num(py(w.hi)) << "' stroke='" << palette(w.series) << "' stroke-width='5' opacity='0.35'/>\n";
   std::vector<std::string> names;
   for (size_t i = 0; i < c.series.size(); ++i) {
     auto pts = c.series[i].points;

@@ -19,7 +19,25 @@ struct LineChart {
   bool log2_x = false;
   std::vector<Series> series;
 };
-std::string render_line_chart(const LineChart& chart);
+// Optional marks on a line chart: a vertical bar from lo to hi at x in the i-th series' colour
+// (the spread of the samples behind a point), and dashed vertical lines across the plot,
+// labelled at the top (events on the x axis: a change of device, a detected step; `alert`
+// draws red, else grey).
+struct Whisker {
+  size_t series = 0;
+  double x = 0, lo = 0, hi = 0;
+};
+struct Marker {
+  double x = 0;
+  std::string label;
+  bool alert = false;
+};
+struct ChartMarks {
+  std::vector<Whisker> whiskers;
+  std::vector<Marker> markers;
+};
+
+std::string render_line_chart(const LineChart& chart, const ChartMarks& marks = {});
 
 struct Bar {
   std::string label;

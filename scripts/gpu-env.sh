@@ -1,5 +1,5 @@
-# Sourced by the GPU-host scripts: the bundled Debian packages (.gpudeps: a copy of the -dev
-# packages' include, lib and CMake files, README) on the CMake and loader paths, the build in build-gpu/, and
+# Sourced by the GPU-host scripts: the bundled Debian packages (.gpudeps: the -dev packages'
+# include, lib and CMake files, made by scripts/bundle-deps.sh) on the CMake and loader paths, the build in build-gpu/, and
 # $OUT (the output folder; results/gpu when unset) created.
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT=${OUT:-$ROOT/results/gpu}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One run on a GPU host: build against the host's PyTorch with the bundled Debian
-# packages (.gpudeps: see README, "Running on a GPU host"), run every test, then the given
+# packages (.gpudeps, made by scripts/bundle-deps.sh), run every test, then the given
 # benchmark filters. Logs and JSON go to $OUT (default results/gpu).
 #   scripts/gpu-run.sh [TEST_FILTER] [BENCH_ARGS...]
 set -uo pipefail

@@ -5,7 +5,8 @@
 #   sanitize: compute-sanitizer over our kernels' GPU tests (SAN_TOOLS, SAN_TIMEOUT, SAN_FILTER)
 #   tools: the compare/runner/report test binaries (compare's 10k x 10 speed test included)
 #   aa: scripts/premerge.sh with the same binary on both sides (an A/A gate run), into $OUT/aa/
-# Builds into build-gpu/ with the bundled Debian packages (.gpudeps), then runs the phases.
+# Builds into build-gpu/ with the bundled Debian packages (.gpudeps, scripts/bundle-deps.sh),
+# then runs the phases.
 # Everything lands in $OUT: log.txt (summary), tests.log, sanitize.log, bench-NAME.json,
 # train.json, fault.json.
 set -uo pipefail

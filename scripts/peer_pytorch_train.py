@@ -25,7 +25,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-SIZES = {  # DESIGN.md §6
+SIZES = {  # (layers, heads, d_model), as model/ defines them
     "small": (12, 12, 768),
     "medium": (24, 16, 1024),
     "large": (36, 20, 1280),
