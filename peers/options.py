@@ -1,6 +1,7 @@
 """The runner's flags, spelt as gptbench's (--gptbench_*, --benchmark_*) so that gptbench-run
 passes the same flags to both; short forms (--device, --min_time, --full, ...) are accepted too.
 Other --gptbench_* / --benchmark_* flags are gptbench's own: ignored with a note on stderr."""
+import os
 import re
 import sys
 from dataclasses import dataclass, field
@@ -29,7 +30,9 @@ class Options:
     seq: int = 0                     # 0: 1024 on a GPU, 64 on the CPU
     full: bool = False
     verify: bool = True
-    backend: str = "inductor"        # torch.compile backend; eager: the CPU check of the JSON path
+    # torch.compile's backend: inductor, or eager (no code generation: the CPU test of the JSON
+    # path); default from GPTBENCH_PEERS_BACKEND, which reaches the runner through gptbench-run.
+    backend: str = field(default_factory=lambda: os.environ.get("GPTBENCH_PEERS_BACKEND", "inductor"))
     cuda: bool = False               # resolved device
     peaks: dict = field(default_factory=dict)  # measured at start-up (device_info.measure_peaks)
 
@@ -126,6 +129,8 @@ def parse(argv, cuda_available):
             print(f"gptbench-peers: {flag} is gptbench's own; ignored", file=sys.stderr)
         else:
             raise UsageError(f"unknown argument '{a}' (see --help)")
+    if o.backend not in BACKENDS:
+        raise UsageError(f"GPTBENCH_PEERS_BACKEND={o.backend}: expected {' or '.join(BACKENDS)}")
     if o.device == "cuda" and not cuda_available:
         raise UsageError("--gptbench_device=cuda: no CUDA GPU is available")
     o.cuda = o.device == "cuda" or (o.device == "auto" and cuda_available)

@@ -128,6 +128,41 @@ TEST_F(Suite, FilterSelectsBenchmarksAcrossFamilies) {
   expect_ok(run, kZeta[1]);
 }
 
+// --peers: the peer runner's families run after the binary's, in the same document.
+TEST_F(Suite, PeerFamiliesRunAfterTheBinarysAndMergeIntoTheSameDocument) {
+  RunConfig c = config({});
+  c.peer_command = {GPTBENCH_FAKE_EXE, "--gptbench_peer_impl=inductor"};
+  RunSummary s;
+  ASSERT_EQ(run_suite(c, &s), 0);
+  EXPECT_EQ(s.total, 8u);
+  EXPECT_EQ(s.reported, 8u);
+  const compare::Run run = load();
+  EXPECT_EQ(run.benchmarks.size(), 8u);
+  for (const char* n : kAlpha) expect_ok(run, n);
+  for (const char* n : kZeta) expect_ok(run, n);
+  for (const char* n : {"alpha/inductor/one", "alpha/inductor/two", "zeta/inductor/plain"})
+    expect_ok(run, std::string(n) + "/iterations:1/manual_time");
+  EXPECT_EQ(run.context.at("gptbench_run_families"), "alpha,zeta,alpha,zeta");
+  EXPECT_NE(run.context.at("gptbench_run_peers").find("--gptbench_peer_impl=inductor"), std::string::npos);
+}
+
+TEST_F(Suite, FilterMatchingOnlyPeerRowsRunsOnlyThePeer) {
+  RunConfig c = config({});
+  c.peer_command = {GPTBENCH_FAKE_EXE, "--gptbench_peer_impl=inductor"};
+  c.filter = "/inductor/";
+  RunSummary s;
+  ASSERT_EQ(run_suite(c, &s), 0);
+  EXPECT_EQ(s.total, 3u);
+  EXPECT_EQ(load().benchmarks.size(), 3u);
+}
+
+TEST_F(Suite, PeerThatCannotListIsAnErrorAndWritesNothing) {
+  RunConfig c = config({});
+  c.peer_command = {GPTBENCH_FAKE_EXE, "--gptbench_no_such_flag=1"};
+  EXPECT_EQ(run_suite(c), 2);
+  EXPECT_FALSE(fs::exists(out_));
+}
+
 // The fault costs one benchmark: the families before and after it, the benchmark before it
 // in its own family and the one after it (re-run in a fresh process) all have results.
 void check_one_fault(const compare::Run& run, const std::string& kind, const std::string& reason) {
