@@ -42,13 +42,13 @@ def register(name, make):
     REGISTRY.append(Spec(name, make))
 
 
-def compiled(fn, options, mode=None, label_extra=""):
+def compiled(fn, options, mode=None):
     """fn under torch.compile with the run's backend (dynamic=False: one static graph per shape,
     as a user's fixed-shape training loop gets). Returns (callable, label)."""
     if options.backend == "eager":
         return torch.compile(fn, backend="eager", dynamic=False), "backend=eager (no code generation)"
     kw = {"mode": mode} if mode else {}
-    label = "inductor" + (f" mode={mode}" if mode else "") + label_extra
+    label = "inductor" + (f" mode={mode}" if mode else "")
     return torch.compile(fn, dynamic=False, **kw), label
 
 

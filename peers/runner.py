@@ -3,7 +3,6 @@ compile (the first call, timed as compile_s), verify against the reference, warm
 the batching of short calls, then repetitions of timed regions until each has spent min_time
 in them. Returns the rows of gb_json."""
 import re
-import statistics
 import time
 
 import torch
@@ -81,7 +80,7 @@ def run_spec(spec, options, peaks, family_index):
     timer = RegionTimer(device)
     try:
         case, compile_s, inner = prepare(spec, options, timer)
-        times, rows = [], []
+        rows = []
         for rep in range(options.repetitions):
             if device.type == "cuda":
                 torch.cuda.reset_peak_memory_stats()
@@ -96,12 +95,10 @@ def run_spec(spec, options, peaks, family_index):
             cpu = (time.process_time() - cpu0) / iterations
             rows.append(gb_json.iteration_row(spec.name, family_index, rep, options.repetitions,
                                               iterations, per_call, cpu, k, case.label))
-            times.append(per_call)
         if options.repetitions > 1:
             rows += gb_json.aggregate_rows(rows)
         return rows
     except Exception as e:  # noqa: BLE001 - every failure becomes the row's reason
         return [gb_json.errored_row(spec.name, family_index, failure_message(e))]
     finally:
-        case = None
         release(device)

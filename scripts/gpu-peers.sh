@@ -15,6 +15,7 @@ OURS+='|^(layernorm|loss)/(torch|fused)/bf16/'
 OURS+='|^attention/(naive|sdpa_flash|flash)/bf16/causal/(fwd|fwd_bwd)/B:8/H:12/L:4096/d:64/'
 OURS+='|^optim/(adamw|torch_fused_adamw)/fp32/model:small/'
 OURS+='|^model/train_step/small/bf16/B:8/T:1024/opt:torch_fused/attn:sdpa/head:torch/blocks:torch/accum:1/mode:(eager|graph)/'
+OURS+='|^model/train_step/small/bf16/B:8/T:1024/opt:adamw/attn:sdpa/head:fused/blocks:fused/accum:1/mode:graph/'
 t0=$(date +%s)
 (cd "$ROOT" && timeout 420 python3 -m peers --benchmark_out="$OUT/peers.json" \
   --benchmark_min_time="$MIN_TIME" > "$OUT/peers.txt" 2> "$OUT/peers.err")
@@ -34,6 +35,13 @@ for r in peers["benchmarks"]:
 ours["benchmarks"] += peers["benchmarks"]
 ours["context"]["peers_torch"] = peers["context"].get("torch", "?")
 json.dump(ours, open(sys.argv[3], "w"), indent=1)
+# The training steps side by side (their configurations differ in more than one segment).
+steps = [r for r in ours["benchmarks"] if r["name"].startswith("model/train_step/")
+         and r.get("run_type", "iteration") == "iteration" and "tokens/s" in r]
+print(f"{'training step':<100} {'tokens/s':>10} {'MFU%':>6} {'MFU% ds':>8}")
+for r in sorted(steps, key=lambda r: -r["tokens/s"]):
+    print(f"{r['name'][:100]:<100} {r['tokens/s']:>10.0f} {r.get('mfu_pct', 0):>6.1f} "
+          f"{r.get('mfu_datasheet_pct', 0):>8.1f}")
 PY
 C=$B/gptbench-compare
 {

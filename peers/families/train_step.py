@@ -13,7 +13,7 @@ mfu_datasheet_pct (over the GPU's datasheet dense bf16 peak, when known); verifi
 compiled model's loss against the eager model's on the same weights and batch."""
 import torch
 
-from peers.case import GEMM_BF16, Case, SkipCase, bench_name, cuda_only, register
+from peers.case import GEMM_BF16, Case, SkipCase, bench_name, compiled, cuda_only, register
 from peers.device_info import datasheet_bf16_flops
 from peers.gpt2 import GPT2, model_flops_per_token
 from peers.models import model_config
@@ -31,10 +31,7 @@ def modes(o):
 def compile_model(model, mode, o):
     if mode == "pytorch":
         return model, "pytorch eager"
-    if o.backend == "eager":
-        return torch.compile(model, backend="eager"), "backend=eager (no code generation)"
-    kw = {"mode": COMPILE_MODES[mode]} if COMPILE_MODES[mode] else {}
-    return torch.compile(model, **kw), "inductor" + (f" mode={kw['mode']}" if kw else "")
+    return compiled(model, o, COMPILE_MODES[mode])
 
 
 def make(model_name, mode, o, peak_bf16):

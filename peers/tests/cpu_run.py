@@ -56,7 +56,7 @@ def main():
     compare_pairs(a.compare, path, "inductor_naive", "inductor", "{inductor_naive,inductor}")
     path, doc = peers(a.work, "eager.json", EAGER_FILTER, "eager", ["--benchmark_repetitions=2"])
     problems += check_peer_run(doc, backend="eager", expect_skipped=True)
-    compare_pairs(a.compare, path, "mode:pytorch", "mode:inductor", "mode:{pytorch,inductor}")
+    compare_pairs(a.compare, path, "mode:pytorch", "mode:inductor", "{mode:pytorch,mode:inductor}")
     if a.runner and a.binary:
         merged = os.path.join(a.work, "merged.json")
         env = dict(os.environ, GPTBENCH_PEERS_BACKEND="eager")

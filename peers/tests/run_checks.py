@@ -13,7 +13,7 @@ SKIP_PREFIXES = ("skipped:", "unsupported:")
 
 def check_row(row, backend):
     name, problems = row["name"], []
-    if not name.endswith("/manual_time"):
+    if not row.get("run_name", "").endswith("/manual_time"):
         problems.append(f"{name}: no /manual_time suffix")
     if row.get("error_occurred"):
         if not row.get("error_message", "").startswith(SKIP_PREFIXES):

@@ -63,6 +63,12 @@ class Suite : public ::testing::Test {
     c.forward_output = false;
     return c;
   }
+  // With --peers: the fake binary as the peer runner too, its names holding `peer_arg`'s impl.
+  RunConfig with_peer(const std::string& peer_arg = "--gptbench_peer_impl=inductor") const {
+    RunConfig c = config({});
+    c.peer_command = {GPTBENCH_FAKE_EXE, peer_arg};
+    return c;
+  }
   // The merged file as gptbench-compare loads it (fails the test if it does not load).
   compare::Run load() const { return compare::load_run_file(out_); }
   // Files of the kept parts directory.
@@ -130,10 +136,8 @@ TEST_F(Suite, FilterSelectsBenchmarksAcrossFamilies) {
 
 // --peers: the peer runner's families run after the binary's, in the same document.
 TEST_F(Suite, PeerFamiliesRunAfterTheBinarysAndMergeIntoTheSameDocument) {
-  RunConfig c = config({});
-  c.peer_command = {GPTBENCH_FAKE_EXE, "--gptbench_peer_impl=inductor"};
   RunSummary s;
-  ASSERT_EQ(run_suite(c, &s), 0);
+  ASSERT_EQ(run_suite(with_peer(), &s), 0);
   EXPECT_EQ(s.total, 8u);
   EXPECT_EQ(s.reported, 8u);
   const compare::Run run = load();
@@ -147,8 +151,7 @@ TEST_F(Suite, PeerFamiliesRunAfterTheBinarysAndMergeIntoTheSameDocument) {
 }
 
 TEST_F(Suite, FilterMatchingOnlyPeerRowsRunsOnlyThePeer) {
-  RunConfig c = config({});
-  c.peer_command = {GPTBENCH_FAKE_EXE, "--gptbench_peer_impl=inductor"};
+  RunConfig c = with_peer();
   c.filter = "/inductor/";
   RunSummary s;
   ASSERT_EQ(run_suite(c, &s), 0);
@@ -157,9 +160,7 @@ TEST_F(Suite, FilterMatchingOnlyPeerRowsRunsOnlyThePeer) {
 }
 
 TEST_F(Suite, PeerThatCannotListIsAnErrorAndWritesNothing) {
-  RunConfig c = config({});
-  c.peer_command = {GPTBENCH_FAKE_EXE, "--gptbench_no_such_flag=1"};
-  EXPECT_EQ(run_suite(c), 2);
+  EXPECT_EQ(run_suite(with_peer("--gptbench_no_such_flag=1")), 2);
   EXPECT_FALSE(fs::exists(out_));
 }
 
