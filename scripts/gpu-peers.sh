@@ -43,7 +43,7 @@ for r in sorted(steps, key=lambda r: -r["tokens/s"]):
     print(f"{r['name'][:100]:<100} {r['tokens/s']:>10.0f} {r.get('mfu_pct', 0):>6.1f} "
           f"{r.get('mfu_datasheet_pct', 0):>8.1f}")
 PY
-C=$B/gptbench-compare
+C=$B/compare/gptbench-compare
 {
   for pair in "fused inductor" "torch inductor" "naive inductor_naive" "flash inductor_flex" "naive inductor" \
               "adamw inductor_adamw" "mode:eager mode:pytorch" "mode:eager mode:inductor" \

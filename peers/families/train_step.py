@@ -8,9 +8,12 @@ on a GPU, fp32 on the CPU), fp32 cross-entropy, backward, AdamW(fused=True) (lr 
   inductor           the model under torch.compile, default mode (pairs with mode:eager)
   inductor_cg        torch.compile(mode="reduce-overhead"): CUDA graphs (pairs with mode:graph)
   inductor_autotune  torch.compile(mode="max-autotune-no-cudagraphs") (--full)
+--full also runs every mode with head:padded (the vocabulary padded to 50,304, as nanoGPT).
 Counters: tokens/s, step_ms, mfu_pct (model FLOPs over the measured bf16 GEMM rate) and
 mfu_datasheet_pct (over the GPU's datasheet dense bf16 peak, when known); verified: the
 compiled model's loss against the eager model's on the same weights and batch."""
+import itertools
+
 import torch
 
 from peers.case import GEMM_BF16, Case, SkipCase, bench_name, compiled, cuda_only, register
@@ -34,7 +37,7 @@ def compile_model(model, mode, o):
     return compiled(model, o, COMPILE_MODES[mode])
 
 
-def make(model_name, mode, o, peak_bf16):
+def make(model_name, head, mode, o, peak_bf16):
     dev, cfg, bf16 = device_of(o), model_config(model_name), o.cuda
     B, T = o.batch, o.seq
     if mode == "inductor_cg":
@@ -42,7 +45,7 @@ def make(model_name, mode, o, peak_bf16):
     if T > cfg.n_ctx:
         raise SkipCase(f"skipped: T = {T} exceeds the model's context of {cfg.n_ctx}")
     torch.manual_seed(1234)
-    model = GPT2(cfg).to(dev).train()
+    model = GPT2(cfg, pad_vocab=head == "padded").to(dev).train()
     fused = dict(fused=True) if dev.type == "cuda" else {}
     opt = torch.optim.AdamW(model.parameters(), lr=3e-4, betas=(0.9, 0.999), eps=1e-8,
                             weight_decay=0.01, **fused)
@@ -93,10 +96,16 @@ def precision(o):
     return "bf16" if o.cuda else "fp32"
 
 
+def heads(o):
+    """torch: vocabulary 50,257 (head:torch's); padded (--full): the embedding padded to 50,304
+    rows as nanoGPT's, the loss over the real tokens (the LM-head GEMMs of head:fused, with
+    PyTorch's cross-entropy compiled instead of ours)."""
+    return ("torch", "padded") if o.full else ("torch",)
+
+
 def register_cases(o):
-    for model_name in o.models:
-        for mode in modes(o):
-            register(bench_name("model", "train_step", model_name, precision(o), f"B:{o.batch}",
-                                f"T:{o.seq}", "opt:torch_fused", "attn:sdpa", "head:torch",
-                                "blocks:torch", "accum:1", f"mode:{mode}"),
-                     lambda m=model_name, md=mode: make(m, md, o, o.peaks.get(GEMM_BF16, 0.0)))
+    for model_name, head, mode in itertools.product(o.models, heads(o), modes(o)):
+        register(bench_name("model", "train_step", model_name, precision(o), f"B:{o.batch}",
+                            f"T:{o.seq}", "opt:torch_fused", "attn:sdpa", f"head:{head}",
+                            "blocks:torch", "accum:1", f"mode:{mode}"),
+                 lambda a=(model_name, head, mode): make(*a, o, o.peaks.get(GEMM_BF16, 0.0)))
