@@ -39,12 +39,10 @@ install_apt_packages() {
   fi
 }
 
-# Prints the CMake prefix of LibTorch.
-torch_prefix() {
-  if [ -n "${Torch_DIR:-}" ]; then echo "$Torch_DIR"; return; fi
-  if python3 -c 'import torch' >/dev/null 2>&1; then
-    python3 -c 'import torch; print(torch.utils.cmake_prefix_path)'; return
-  fi
+# Prints the Python whose PyTorch gives LibTorch (and runs the peers, docs/peers.md): python3
+# when it imports torch, else the pinned virtualenv's (installed on first use).
+torch_python() {
+  if python3 -c 'import torch' >/dev/null 2>&1; then command -v python3; return; fi
   local venv="$CACHE/venv" have=""
   [ -x "$venv/bin/python" ] && have=$("$venv/bin/python" -c 'import torch; print(torch.__version__.split("+")[0])' 2>/dev/null || true)
   if [ "$have" != "$TORCH_PIN" ]; then
@@ -53,19 +51,26 @@ torch_prefix() {
     [ -x "$venv/bin/python" ] || python3 -m venv "$venv" >&2
     "$venv/bin/python" -m pip install -q --disable-pip-version-check "torch==$TORCH_PIN" >&2
   fi
-  "$venv/bin/python" -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null
+  echo "$venv/bin/python"
+}
+
+# Prints the CMake prefix of LibTorch.
+torch_prefix() {
+  if [ -n "${Torch_DIR:-}" ]; then echo "$Torch_DIR"; return; fi
+  "$(torch_python)" -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null
 }
 
 build() {
   install_apt_packages
-  local prefix
+  local prefix python=""
   prefix=$(torch_prefix)
+  [ -n "${Torch_DIR:-}" ] || python=$(torch_python)
   local launcher=()
   command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
   if [ ! -f "$BUILD/build.ninja" ] || [ "$(cat "$BUILD/.torch_prefix" 2>/dev/null)" != "$prefix" ]; then
     cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
       -DCMAKE_PREFIX_PATH="$prefix${CMAKE_PREFIX_PATH:+;$CMAKE_PREFIX_PATH}" \
-      "${launcher[@]}" ${GPTBENCH_CMAKE_ARGS:-} >&2
+      ${python:+-DGPTBENCH_PYTHON="$python"} "${launcher[@]}" ${GPTBENCH_CMAKE_ARGS:-} >&2
     echo "$prefix" > "$BUILD/.torch_prefix"
   fi
   # GPTBENCH_TARGETS="gptbench gptbench-compare ...": build only those (scripts/premerge.sh).

@@ -227,7 +227,7 @@ std::string short_label(const Entry& e) {
 std::string context_table(const Collected& c) {
   std::ostringstream out;
   out << "<table><tr><th>run</th><th>date</th><th>GPU</th><th>device</th><th>LibTorch</th>"
-         "<th>bf16 peak (measured)</th></tr>\n";
+         "<th>bf16 peak (measured)</th><th>bf16 peak (datasheet)</th></tr>\n";
   for (size_t i = 0; i < c.contexts.size(); ++i) {
     const auto& ctx = c.contexts[i];
     auto get = [&](const char* k) {
@@ -237,7 +237,8 @@ std::string context_table(const Collected& c) {
     out << "<tr><td>" << html_escape(c.sources[i]) << "</td><td>" << html_escape(get("date"))
         << "</td><td>" << html_escape(get("gpu_name")) << "</td><td>" << html_escape(get("device"))
         << "</td><td>" << html_escape(get("libtorch")) << "</td><td>"
-        << html_escape(get("peak_gemm_bf16_flops")) << "</td></tr>\n";
+        << html_escape(get("peak_gemm_bf16_flops")) << "</td><td>"
+        << html_escape(get("datasheet_bf16_flops")) << "</td></tr>\n";
   }
   out << "</table>\n";
   return out.str();
@@ -256,7 +257,9 @@ std::string render_report(const Collected& c, const ReportOptions& o) {
       << "<p class='note'>" << c.entries.size() << " benchmarks ran, " << c.skipped.size()
       << " were skipped (listed at the end). Step times are CUDA-event times of whole training "
          "steps (fixtures/train_step.h); MFU divides model FLOPs (6·N + attention) by the "
-         "measured bf16 GEMM peak.</p>\n";
+         "measured bf16 GEMM peak, and by the GPU's datasheet dense bf16 peak (n/a when the GPU "
+         "is not in fixtures/datasheet_peaks.inc). Rows whose mode is inductor… or pytorch "
+         "come from the compiler peers (docs/peers.md).</p>\n";
 
   // 1, 2: against batch size
   std::vector<const Entry*> batchable = train;
@@ -343,11 +346,13 @@ std::string render_report(const Collected& c, const ReportOptions& o) {
 
   // Tables
   out << "<h2>Training steps</h2>\n<table><tr><th>benchmark</th><th>step ms</th><th>tokens/s</th>"
-         "<th>MFU %</th><th>peak GiB</th><th>CV %</th><th>p99/p50</th><th>step1 / steady</th></tr>\n";
+         "<th>MFU %</th><th>MFU % (datasheet)</th><th>peak GiB</th><th>CV %</th><th>p99/p50</th><th>step1 / steady</th></tr>\n";
   for (const Entry* e : train)
     out << "<tr><td>" << html_escape(e->label) << "</td><td>" << fixed(e->counter("step_ms", e->real_ms), 2)
         << "</td><td>" << html_escape(short_number(e->counter("tokens/s", std::nan(""))))
         << "</td><td>" << fixed(e->counter("mfu_pct", std::nan("")), 1) << "</td><td>"
+        << (e->counter("mfu_datasheet_pct", 0) > 0 ? fixed(e->counter("mfu_datasheet_pct"), 1) : "n/a")
+        << "</td><td>"
         << fixed(e->counter("peak_mem_bytes", std::nan("")) / (1 << 30), 2) << "</td><td>"
         << fixed(100 * e->counter("step_cv", std::nan("")), 2) << "</td><td>"
         << fixed(e->counter("step_p99_over_p50", std::nan("")), 3) << "</td><td>"

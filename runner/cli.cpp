@@ -24,6 +24,15 @@ std::pair<std::string, std::string> split_flag(const std::string& a) {
 
 bool is_true(const std::string& v) { return v.empty() || v == "true" || v == "1" || v == "yes"; }
 
+#ifndef GPTBENCH_PEER_PYTHON
+#define GPTBENCH_PEER_PYTHON "python3"
+#endif
+#ifndef GPTBENCH_PEERS_SCRIPT
+#define GPTBENCH_PEERS_SCRIPT "peers/gptbench-peers"
+#endif
+// The Python that LibTorch comes from (configured by CMake) running the peer runner.
+std::vector<std::string> default_peer_command() { return {GPTBENCH_PEER_PYTHON, GPTBENCH_PEERS_SCRIPT}; }
+
 }  // namespace
 
 CliResult parse_cli(const std::vector<std::string>& args, const std::string& default_binary) {
@@ -79,6 +88,12 @@ CliResult parse_cli(const std::vector<std::string>& args, const std::string& def
       ->check(number_at_least(0))
       ->capture_default_str();
   app.add_flag("--keep-parts", c.keep_parts, "keep each benchmark process's own JSON (<out>.parts-*/)");
+  std::string peers, peer_command;
+  app.add_option("--peers", peers, "also run the compiler peers' rows (docs/peers.md) and merge them")
+      ->check(CLI::IsMember({"inductor"}));
+  app.add_option("--peer-command", peer_command,
+                 "the program that writes the peers' rows (default: the configured Python with "
+                 "peers/gptbench-peers)");
   bool quiet = false;
   app.add_flag("--quiet-children", quiet, "do not forward the benchmark processes' console output");
   if (!parse_with(app, own, r)) return r;
@@ -89,6 +104,12 @@ CliResult parse_cli(const std::vector<std::string>& args, const std::string& def
     return r;
   }
   c.forward_output = !quiet;
+  if (!peers.empty())
+    c.peer_command = peer_command.empty() ? default_peer_command() : std::vector<std::string>{peer_command};
+  else if (!peer_command.empty()) {
+    r.error = "--peer-command needs --peers=inductor";
+    return r;
+  }
   c.progress = progress == "always" ? ProgressMode::kAlways
                : progress == "never" ? ProgressMode::kNever
                                      : ProgressMode::kAuto;

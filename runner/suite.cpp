@@ -122,9 +122,10 @@ class ChildRun {
   ChildRun(const RunConfig& cfg, Progress& progress, Console& console)
       : cfg_(cfg), progress_(progress), console_(console) {}
 
-  ChildOutcome run(const std::vector<std::string>& names, const std::string& filter,
-                   const std::string& part_path) {
-    std::vector<std::string> argv = {cfg_.binary};
+  // Runs `command` (gptbench, or the peer runner) with the pass-through flags on `names`.
+  ChildOutcome run(const std::vector<std::string>& command, const std::vector<std::string>& names,
+                   const std::string& filter, const std::string& part_path) {
+    std::vector<std::string> argv = command;
     argv.insert(argv.end(), cfg_.pass_flags.begin(), cfg_.pass_flags.end());
     argv.push_back("--benchmark_filter=" + filter);
     argv.push_back("--benchmark_out=" + part_path);
@@ -249,6 +250,39 @@ std::string join(const std::vector<std::string>& v, const std::string& sep) {
   return s;
 }
 
+// The benchmarks `command` lists for the filter, in the order it runs them. Returns false (and
+// says why) when listing failed; a filter matching nothing gives an empty list.
+bool list_benchmarks(const std::vector<std::string>& command, const RunConfig& cfg, Console& console,
+                     std::vector<std::string>& names) {
+  std::vector<std::string> argv = command;
+  argv.insert(argv.end(), cfg.pass_flags.begin(), cfg.pass_flags.end());
+  if (!cfg.filter.empty()) argv.push_back("--benchmark_filter=" + cfg.filter);
+  argv.push_back("--benchmark_list_tests=true");
+  Captured listed;
+  try {
+    listed = run_captured(argv);
+  } catch (const std::exception& e) {
+    console.note(e.what());
+    return false;
+  }
+  names = parse_benchmark_list(listed.out);
+  // gptbench exits 1 when the filter matches nothing (Google Benchmark's "Failed to match any
+  // benchmarks"); a binary that exits 0 with an empty list means the same.
+  const bool matched_nothing = names.empty() && !listed.status.signaled && listed.status.code <= 1;
+  if (!listed.status.ok() && !matched_nothing) {
+    std::fputs(listed.err.c_str(), stderr);
+    console.note("listing the benchmarks of " + command.back() + " failed (" + describe(listed.status) + ")");
+    return false;
+  }
+  return true;
+}
+
+// What one program runs: gptbench's families, then the peer runner's.
+struct Source {
+  std::vector<std::string> command;
+  std::vector<Family> families;
+};
+
 }  // namespace
 
 int run_suite(const RunConfig& cfg, RunSummary* summary_out) {
@@ -259,34 +293,20 @@ int run_suite(const RunConfig& cfg, RunSummary* summary_out) {
                     (cfg.progress == ProgressMode::kAuto && tty));
   Console console(progress, cfg.forward_output);
 
-  // 1. The benchmarks the filter selects, in the order the binary runs them.
-  std::vector<std::string> list_argv = {cfg.binary};
-  list_argv.insert(list_argv.end(), cfg.pass_flags.begin(), cfg.pass_flags.end());
-  if (!cfg.filter.empty()) list_argv.push_back("--benchmark_filter=" + cfg.filter);
-  list_argv.push_back("--benchmark_list_tests=true");
-  Captured listed;
-  try {
-    listed = run_captured(list_argv);
-  } catch (const std::exception& e) {
-    console.note(e.what());
-    return 2;
+  // 1. The benchmarks the filter selects, in the order the binary (then the peer runner) runs them.
+  std::vector<Source> sources = {{{cfg.binary}, {}}};
+  if (!cfg.peer_command.empty()) sources.push_back({cfg.peer_command, {}});
+  for (Source& source : sources) {
+    std::vector<std::string> names;
+    if (!list_benchmarks(source.command, cfg, console, names)) return 2;
+    source.families = group_families(names);
+    summary.total += names.size();
   }
-  const std::vector<std::string> names = parse_benchmark_list(listed.out);
-  // gptbench exits 1 when the filter matches nothing (Google Benchmark's "Failed to match any
-  // benchmarks"); a binary that exits 0 with an empty list means the same.
-  const bool matched_nothing = names.empty() && !listed.status.signaled && listed.status.code <= 1;
-  if (!listed.status.ok() && !matched_nothing) {
-    std::fputs(listed.err.c_str(), stderr);
-    console.note("listing the benchmarks failed (" + describe(listed.status) + ")");
-    return 2;
-  }
-  if (names.empty()) {
+  if (summary.total == 0) {
     console.note("no benchmark matches the filter '" + cfg.filter + "'");
     return 2;
   }
-  const std::vector<Family> families = group_families(names);
-  summary.total = names.size();
-  progress.set_total(names.size());
+  progress.set_total(summary.total);
 
   std::string parts_dir;
   try {
@@ -300,7 +320,15 @@ int run_suite(const RunConfig& cfg, RunSummary* summary_out) {
   MergedRun merged;
   ChildRun child_run(cfg, progress, console);
   int child_count = 0;
-  for (const Family& family : families) {
+  std::vector<std::pair<const Source*, const Family*>> work;  // every family, in running order
+  std::vector<std::string> family_names;
+  for (const Source& source : sources)
+    for (const Family& family : source.families) {
+      work.emplace_back(&source, &family);
+      family_names.push_back(family.name);
+    }
+  for (const auto& [source, family_ptr] : work) {
+    const Family& family = *family_ptr;
     std::vector<std::string> remaining = family.benchmarks;
     int crashes_in_a_row = 0;
     while (!remaining.empty() && !stop_requested()) {
@@ -317,7 +345,7 @@ int run_suite(const RunConfig& cfg, RunSummary* summary_out) {
       const std::string part = parts_dir + "/" + family.name + "." + std::to_string(++child_count) + ".json";
       ChildOutcome outcome;
       try {
-        outcome = child_run.run(batch, filter, part);
+        outcome = child_run.run(source->command, batch, filter, part);
       } catch (const std::exception& e) {
         console.note(e.what());
         return 2;
@@ -384,8 +412,6 @@ int run_suite(const RunConfig& cfg, RunSummary* summary_out) {
   progress.clear();
 
   // 3. One merged document, written atomically.
-  std::vector<std::string> family_names;
-  for (const Family& f : families) family_names.push_back(f.name);
   merged.offer_context(nlohmann::json{{"executable", cfg.binary}});
   merged.set_context_entry("gptbench_run_families", join(family_names, ","));
   merged.set_context_entry(
@@ -393,6 +419,7 @@ int run_suite(const RunConfig& cfg, RunSummary* summary_out) {
       summary.interrupted ? "interrupted: " + std::to_string(summary.not_run) + " of " +
                                 std::to_string(summary.total) + " benchmarks not run"
                           : "complete");
+  if (!cfg.peer_command.empty()) merged.set_context_entry("gptbench_run_peers", join(cfg.peer_command, " "));
   if (!summary.crashes.empty())
     merged.set_context_entry("gptbench_run_crashes", join(summary.crashes, " | "));
   int code = summary.interrupted ? 130 : (summary.errored > 0 ? 1 : 0);

@@ -40,6 +40,9 @@ struct RunConfig {
   size_t max_names_per_child = 128;           // names in one exact --benchmark_filter
   size_t max_filter_chars = 16384;
   bool forward_output = true;                 // the children's console output to ours
+  // --peers=inductor: the peer runner (peers/, docs/peers.md), run after gptbench's families
+  // with the same flags, its families as more children; empty: no peers.
+  std::vector<std::string> peer_command;
 };
 
 struct RunSummary {

@@ -13,6 +13,11 @@ set -uo pipefail
 source "$(dirname "$0")/gpu-env.sh"
 B=$GPTBENCH_BUILD_DIR
 say() { echo "$*" | tee -a "$OUT/log.txt"; }
+# The eager PyTorch-from-Python training step (docs/peers.md, mode:pytorch) -> peer.json
+peer_eager() {
+  (cd "$ROOT" && timeout 150 python3 -m peers --benchmark_filter='^model/train_step/.*mode:pytorch' \
+    --benchmark_out="$OUT/peer.json" > /dev/null 2>&1); say "peer rc=$?"
+}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader | tee -a "$OUT/log.txt"
 t0=$(date +%s)
 "$ROOT/gptbench.sh" build > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
@@ -53,12 +58,12 @@ for phase in "$@"; do
       "$B/gptbench" --benchmark_filter='^(model/(train_step|checkpointing)|overheads)/' --benchmark_out="$OUT/train.json" \
         --benchmark_out_format=json --benchmark_min_time=${MIN_TIME:-0.1} > /tmp/train.txt 2>&1
       say "train rc=$?"; grep 'ERROR OCCURRED' /tmp/train.txt | head -5 | tee -a "$OUT/log.txt"
-      timeout 120 python3 "$ROOT/scripts/peer_pytorch_train.py" > "$OUT/peer.json" 2>&1; say "peer rc=$?" ;;
+      peer_eager ;;
     run@*)  # run@NAME@COMMAND: any command (in the build dir, time-boxed by RUN_TIMEOUT) -> run-NAME.txt
       IFS=@ read -r _ name command <<< "$phase"
       (cd "$B" && timeout ${RUN_TIMEOUT:-200} bash -c "$command" > "$OUT/run-$name.txt" 2>&1); say "run $name rc=$?" ;;
     peer)
-      timeout 150 python3 "$ROOT/scripts/peer_pytorch_train.py" > "$OUT/peer.json" 2>&1; say "peer rc=$?" ;;
+      peer_eager ;;
     fault)
       (cd "$B" && timeout 200 ./gptbench-run -o "$OUT/fault.json" --gptbench_fault=illegal_address \
         --benchmark_filter='^(fault|gemm/cublaslt/bf16/square|softmax/fused/bf16/fwd)/' --benchmark_min_time=0.05 > /dev/null 2>&1)

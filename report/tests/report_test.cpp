@@ -66,6 +66,15 @@ TEST(Report, RendersEveryChartSelfContained) {
   EXPECT_NE(html.find("MADE-UP GPU"), std::string::npos);
 }
 
+// MFU against both peaks: the measured GEMM rate and the datasheet's ("n/a" when the run has
+// no mfu_datasheet_pct, as the made-up sample).
+TEST(Report, MfuAgainstMeasuredAndDatasheetPeaks) {
+  const std::string html = render_report(collect({compare::load_run_file(kSample)}), {});
+  EXPECT_NE(html.find("<th>bf16 peak (datasheet)</th>"), std::string::npos);
+  EXPECT_NE(html.find("<th>MFU %</th><th>MFU % (datasheet)</th>"), std::string::npos);
+  EXPECT_NE(html.find("</td><td>n/a</td>"), std::string::npos);
+}
+
 // Two runs holding the same names: labels say which file each point came from.
 TEST(Report, SeveralRunsAreLabelled) {
   const auto run = compare::load_run_file(kSample);

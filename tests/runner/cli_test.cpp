@@ -36,6 +36,20 @@ TEST(RunnerCli, BenchmarkOutIsTheMergedFile) {
   EXPECT_TRUE(r.config.pass_flags.empty());
 }
 
+TEST(RunnerCli, PeersRunTheConfiguredPeerRunnerOrTheGivenCommand) {
+  EXPECT_TRUE(parse({"-o", "x.json"}).config.peer_command.empty());
+  const CliResult r = parse({"-o", "x.json", "--peers=inductor"});
+  ASSERT_EQ(r.error, "");
+  ASSERT_EQ(r.config.peer_command.size(), 2u);  // the Python, peers/gptbench-peers
+  EXPECT_NE(r.config.peer_command[1].find("peers/gptbench-peers"), std::string::npos);
+  const CliResult own = parse({"-o", "x.json", "--peers=inductor", "--peer-command=/bin/peer"});
+  ASSERT_EQ(own.error, "");
+  EXPECT_EQ(own.config.peer_command, std::vector<std::string>{"/bin/peer"});
+  EXPECT_NE(parse({"-o", "x.json", "--peers=tvm"}).error.find("--peers"), std::string::npos);
+  EXPECT_NE(parse({"-o", "x.json", "--peer-command=/bin/peer"}).error.find("needs --peers"),
+            std::string::npos);
+}
+
 TEST(RunnerCli, Errors) {
   EXPECT_NE(parse({}).error.find("no output file"), std::string::npos);
   EXPECT_NE(parse({"-o", "a", "--benchmark_out=b"}).error, "");

@@ -63,6 +63,12 @@ class Suite : public ::testing::Test {
     c.forward_output = false;
     return c;
   }
+  // With --peers: the fake binary as the peer runner too, its names holding `peer_arg`'s impl.
+  RunConfig with_peer(const std::string& peer_arg = "--gptbench_peer_impl=inductor") const {
+    RunConfig c = config({});
+    c.peer_command = {GPTBENCH_FAKE_EXE, peer_arg};
+    return c;
+  }
   // The merged file as gptbench-compare loads it (fails the test if it does not load).
   compare::Run load() const { return compare::load_run_file(out_); }
   // Files of the kept parts directory.
@@ -126,6 +132,36 @@ TEST_F(Suite, FilterSelectsBenchmarksAcrossFamilies) {
   ASSERT_EQ(run.benchmarks.size(), 2u);
   expect_ok(run, kAlpha[0]);
   expect_ok(run, kZeta[1]);
+}
+
+// --peers: the peer runner's families run after the binary's, in the same document.
+TEST_F(Suite, PeerFamiliesRunAfterTheBinarysAndMergeIntoTheSameDocument) {
+  RunSummary s;
+  ASSERT_EQ(run_suite(with_peer(), &s), 0);
+  EXPECT_EQ(s.total, 8u);
+  EXPECT_EQ(s.reported, 8u);
+  const compare::Run run = load();
+  EXPECT_EQ(run.benchmarks.size(), 8u);
+  for (const char* n : kAlpha) expect_ok(run, n);
+  for (const char* n : kZeta) expect_ok(run, n);
+  for (const char* n : {"alpha/inductor/one", "alpha/inductor/two", "zeta/inductor/plain"})
+    expect_ok(run, std::string(n) + "/iterations:1/manual_time");
+  EXPECT_EQ(run.context.at("gptbench_run_families"), "alpha,zeta,alpha,zeta");
+  EXPECT_NE(run.context.at("gptbench_run_peers").find("--gptbench_peer_impl=inductor"), std::string::npos);
+}
+
+TEST_F(Suite, FilterMatchingOnlyPeerRowsRunsOnlyThePeer) {
+  RunConfig c = with_peer();
+  c.filter = "/inductor/";
+  RunSummary s;
+  ASSERT_EQ(run_suite(c, &s), 0);
+  EXPECT_EQ(s.total, 3u);
+  EXPECT_EQ(load().benchmarks.size(), 3u);
+}
+
+TEST_F(Suite, PeerThatCannotListIsAnErrorAndWritesNothing) {
+  EXPECT_EQ(run_suite(with_peer("--gptbench_no_such_flag=1")), 2);
+  EXPECT_FALSE(fs::exists(out_));
 }
 
 // The fault costs one benchmark: the families before and after it, the benchmark before it

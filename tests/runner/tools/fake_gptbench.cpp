@@ -7,6 +7,8 @@
 //     startup: the process dies with SIGSEGV before running any benchmark (listing works)
 //   --gptbench_sleep_ms=N   time per benchmark
 //   --gptbench_startup_ms=N time before listing or running, as gptbench loading LibTorch
+//   --gptbench_peer_impl=X  a peer runner instead (gptbench-run --peers): only alpha/X/one,
+//                           alpha/X/two and zeta/X/plain
 #include <benchmark/benchmark.h>
 
 #include <unistd.h>
@@ -58,6 +60,7 @@ int main(int argc, char** argv) {
   std::vector<char*> rest;
   bool listing = false;
   int startup_ms = 0;
+  std::string peer_impl;
   for (int i = 0; i < argc; ++i) {
     const std::string a = argv[i];
     if (a.rfind("--gptbench_fault=", 0) == 0) {
@@ -66,6 +69,8 @@ int main(int argc, char** argv) {
       g_sleep_ms = std::atoi(a.c_str() + 20);
     } else if (a.rfind("--gptbench_startup_ms=", 0) == 0) {
       startup_ms = std::atoi(a.c_str() + 22);
+    } else if (a.rfind("--gptbench_peer_impl=", 0) == 0) {
+      peer_impl = a.substr(21);
     } else if (a.rfind("--gptbench_", 0) == 0) {
       std::fprintf(stderr, "fake_gptbench: unknown flag %s\n", a.c_str());
       return 2;
@@ -79,6 +84,15 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(rest_argc, rest.data())) return 2;
   if (g_fault == "startup" && !listing) std::raise(SIGSEGV);
   sleep_ms(startup_ms);
+  if (!peer_impl.empty()) {
+    for (const char* n : {"alpha/one", "alpha/two", "zeta/plain"}) {
+      std::string name = n;
+      add(name.insert(name.find('/') + 1, peer_impl + "/"), ok_bench);
+    }
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+  }
   add("alpha/one", ok_bench);
   add("alpha/two", ok_bench);
   add("alpha/three", ok_bench);

@@ -1,0 +1,74 @@
+"""gptbench-peers: the compiler peers of gptbench's families, written as Google Benchmark JSON
+with the suite's names and counters (docs/peers.md).
+
+  python3 -m peers [--benchmark_filter=REGEX] [--benchmark_out=FILE] [--benchmark_repetitions=N]
+                   [--benchmark_min_time=S] [--benchmark_list_tests] [--gptbench_device=auto|cpu|cuda]
+                   [--gptbench_models=small,...] [--gptbench_dtypes=fp32,bf16]
+                   [--gptbench_batch=B] [--gptbench_seq=T] [--gptbench_full]
+                   [--gptbench_compile_backend=inductor|eager]
+Short forms: --device, --min_time, --full, --models, --dtypes, --batch, --seq, --backend.
+Exit codes: 0 every benchmark reported (skipped ones with their reason), 1 no benchmark matches
+the filter, 2 usage error.
+"""
+import re
+import sys
+
+from peers import gb_json, options as opts
+from peers.case import REGISTRY
+from peers.families import FAMILIES
+
+SUFFIX = "/manual_time"  # Google Benchmark's suffix of manual-time benchmarks, as gptbench's
+
+
+def selected(specs, pattern):
+    """Google Benchmark's filter: a regex searched in the full name; a leading '-' negates."""
+    if pattern in ("", ".", "all", ".*"):
+        return list(specs)
+    negate = pattern.startswith("-")
+    rx = re.compile(pattern[1:] if negate else pattern)
+    return [s for s in specs if bool(rx.search(s.name + SUFFIX)) != negate]
+
+
+def register_all(o):
+    REGISTRY.clear()
+    for family in FAMILIES:
+        family.register_cases(o)
+    return list(REGISTRY)
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if any(a in ("-h", "--help", "--gptbench_help") for a in argv):
+        print(__doc__.strip())
+        return 0
+    import torch  # after --help: importing torch takes seconds
+
+    try:
+        o = opts.parse(argv, torch.cuda.is_available())
+    except opts.UsageError as e:
+        print(f"gptbench-peers: {e}", file=sys.stderr)
+        return 2
+    torch._dynamo.config.cache_size_limit = 64  # one compiled graph per shape, never eager fallback
+    specs = selected(register_all(o), o.filter)
+    if o.list_only:
+        for s in specs:
+            print(s.name + SUFFIX)
+        return 0 if specs else 1
+    if not specs:
+        print(f"gptbench-peers: no benchmark matches the filter '{o.filter}'", file=sys.stderr)
+        return 1
+    from peers.device_info import measure_peaks, run_context
+    from peers.runner import run_spec
+
+    device = torch.device("cuda" if o.cuda else "cpu")
+    peaks = o.peaks = measure_peaks(device)
+    writer = gb_json.Writer(o.out, gb_json.context(run_context(o, peaks)))
+    for i, spec in enumerate(specs):
+        rows = run_spec(spec, o, peaks, i)
+        writer.add(rows)
+        for r in rows:
+            if r.get("run_type") == "iteration":
+                what = r.get("error_message") or f"{r['real_time']:.3f} {r['time_unit']}"
+                print(f"{r['name']:<100} {what}", flush=True)
+    writer.close()
+    return 0
