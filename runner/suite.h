@@ -40,6 +40,8 @@ struct RunConfig {
   size_t max_names_per_child = 128;           // names in one exact --benchmark_filter
   size_t max_filter_chars = 16384;
   bool forward_output = true;                 // the children's console output to ours
+  int ranks = 1;                              // --ranks / --gpus: processes per data-parallel
+                                              // benchmark (runner/ranks.h)
 };
 
 struct RunSummary {
