@@ -12,7 +12,7 @@
 //             peak_mem_max_rank_bytes, mfu_pct
 // Default: each --gptbench_models size at B×T of the options in bf16 with the one-GPU step's
 // fastest configuration (our AdamW where built, the fused LM head, fused blocks), both modes.
-// CPU (Gloo): fp32, LibTorch's head and blocks. Run with gptbench-run --ranks N; plain
+// CPU (Gloo): fp32, LibTorch's head and blocks, 256 KiB buckets. Run with gptbench-run --ranks N; plain
 // gptbench runs them with ranks:1. Every case runs a fixed number of steps on every rank.
 #include <algorithm>
 
@@ -47,6 +47,7 @@ GPTBENCH_FAMILY(train_step_dp) {
         tc.precision = Precision::kFp32;
         dc.warmup_steps = 2;
         dc.ref_steps = 1;
+        dc.dp.bucket_bytes = 256 << 10;  // several buckets for the tiny model
       }
       CaseSpec spec;
       spec.name = train_step_dp_name(dc);
