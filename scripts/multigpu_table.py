@@ -23,6 +23,14 @@ def rows(doc):
             yield b
 
 
+def errored(b, first, ranks, width):
+    """Prints the row of a benchmark that did not run; True when it did not."""
+    if not b.get("error_occurred"):
+        return False
+    print(f"{first:>{width}} {ranks:>5}  {b.get('error_message', 'error')}")
+    return True
+
+
 def main():
     if len(sys.argv) != 4:
         print(__doc__, file=sys.stderr)
@@ -35,8 +43,7 @@ def main():
         m = re.match(r"comm/all_reduce/bf16/bytes:(\d+)/ranks:(\d+)", b["name"])
         if not m:
             continue
-        if b.get("error_occurred"):
-            print(f"{m.group(1):>12} {m.group(2):>5}  {b.get('error_message', 'error')}")
+        if errored(b, m.group(1), m.group(2), 12):
             continue
         nbytes, ours = int(m.group(1)), b.get("busbw_GBps", 0)
         p = peer_bw.get(nbytes)
@@ -52,8 +59,7 @@ def main():
             m = re.match(r"model/train_step_dp/.*/ranks:(\d+)/mode:(\w+)", b["name"])
             if not m:
                 continue
-            if b.get("error_occurred"):
-                print(f"{m.group(2):>6} {m.group(1):>5}  {b.get('error_message', 'error')}")
+            if errored(b, m.group(2), m.group(1), 6):
                 continue
             g = b.get
             print(f"{m.group(2):>6} {m.group(1):>5} {g('tokens/s', 0):10.0f} {g('tokens_per_s_per_gpu', 0):9.0f} "
