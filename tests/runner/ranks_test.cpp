@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "cli.h"
 #include "load.h"  // compare/
 #include "suite.h"
 
@@ -49,6 +50,14 @@ TEST(Ranks, MulticastStaysOff) {
   EXPECT_STREQ(std::getenv("NCCL_NVLS_ENABLE"), "0");
   EXPECT_STREQ(std::getenv("TORCH_SYMM_MEM_DISABLE_MULTICAST"), "1");
   EXPECT_STREQ(std::getenv("NVSHMEM_DISABLE_NVLS"), "1");
+}
+
+TEST(Ranks, GpusAndRanksFlagsSetTheRankCount) {
+  EXPECT_EQ(parse_cli({"gptbench-run", "-o", "x.json"}, "gptbench").config.ranks, 1);
+  EXPECT_EQ(parse_cli({"gptbench-run", "--gpus", "3", "-o", "x.json"}, "gptbench").config.ranks, 3);
+  EXPECT_EQ(parse_cli({"gptbench-run", "--ranks=2", "-o", "x.json"}, "gptbench").config.ranks, 2);
+  EXPECT_FALSE(parse_cli({"gptbench-run", "--gpus", "0", "-o", "x.json"}, "gptbench").error.empty());
+  EXPECT_FALSE(parse_cli({"gptbench-run", "--gpus", "two", "-o", "x.json"}, "gptbench").error.empty());
 }
 
 TEST(Ranks, FamiliesSplitIntoPlainAndRankedParts) {
