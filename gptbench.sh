@@ -13,7 +13,7 @@ set -euo pipefail
 # version so our .cu files and LibTorch agree: 2.14.1 is a CUDA 13.0 build).
 TORCH_PIN=2.14.1
 APT_PACKAGES=(cmake ninja-build g++ ccache libbenchmark-dev libgtest-dev libgmock-dev
-              nlohmann-json3-dev libcli11-dev libsimdjson-dev libsqlite3-dev)
+              nlohmann-json3-dev libcli11-dev libsimdjson-dev libsqlite3-dev libgloo-dev)
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 CACHE=${GPTBENCH_CACHE:-$HOME/.cache/gptbench}

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <iostream>
@@ -16,6 +17,7 @@
 #include "fixtures/benchmark_filter.h"
 #include "fixtures/console_reporter.h"
 #include "fixtures/device_info.h"
+#include "fixtures/dist.h"
 #include "fixtures/family.h"
 #include "fixtures/options.h"
 #include "fixtures/phases.h"
@@ -63,6 +65,17 @@ int main(int argc, char** argv) {
     return 2;
   }
   global_options() = parsed.options;
+  // A rank of a data-parallel run (gptbench-run --ranks N) runs on its own GPU (fixtures/dist.h).
+  keep_multicast_off();
+  const auto getenv_fn = [](const char* name) -> const char* { return std::getenv(name); };
+  if (auto err = read_rank_env(getenv_fn, rank_env()); !err.empty()) {
+    std::cerr << "gptbench: " << err << "\n";
+    return 2;
+  }
+  if (auto err = place_rank_device(global_options().resolved_device); !err.empty()) {
+    std::cerr << "gptbench: " << err << "\n";
+    return 2;
+  }
 
   // The suite's default timed time per benchmark is 0.1 s, not Google Benchmark's 0.5 s: GPU
   // regions are timed by CUDA events, so 0.1 s is hundreds of repeats of a kernel, and the
@@ -103,6 +116,7 @@ int main(int argc, char** argv) {
   context["gptbench_models"] = models;
   context["gptbench_min_time"] = min_time_given ? "flag" : kDefaultMinTime;
   context["gptbench_tokens"] = std::to_string(o.batch) + "x" + std::to_string(o.seq);
+  context["gptbench_ranks"] = std::to_string(rank_env().world);
   for (const auto& [key, value] : context) benchmark::AddCustomContext(key, value);
 
   register_families();
@@ -113,6 +127,7 @@ int main(int argc, char** argv) {
     code = 1;  // the filter matched nothing: Google Benchmark printed "Failed to match any benchmarks"
   benchmark::Shutdown();
   release_cases();
+  release_process_group();
   if (o.phases) std::cerr << phase_report(loaded_s + seconds_since(main_start));
   return code;
 }

@@ -84,6 +84,21 @@ std::string resolve_program(const std::string& name) {
   return name;
 }
 
+// The environment for execve: ours, with `overrides` ("NAME=value") added or replacing.
+std::vector<std::string> child_environment(const std::vector<std::string>& overrides) {
+  std::vector<std::string> env;
+  auto overridden = [&](const std::string& entry) {
+    const std::string name = entry.substr(0, entry.find('=') + 1);
+    for (const std::string& o : overrides)
+      if (o.compare(0, name.size(), name) == 0) return true;
+    return false;
+  };
+  for (char** e = environ; *e != nullptr; ++e)
+    if (!overridden(*e)) env.emplace_back(*e);
+  env.insert(env.end(), overrides.begin(), overrides.end());
+  return env;
+}
+
 }  // namespace
 
 namespace {
@@ -104,6 +119,10 @@ Child::Child(const std::vector<std::string>& argv, const ChildOptions& options) 
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  const std::vector<std::string> env_strings = child_environment(options.env);
+  std::vector<char*> envp;
+  for (const std::string& e : env_strings) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
   cpu_set_t cpus;
   CPU_ZERO(&cpus);
   for (int cpu : options.cpus) {
@@ -146,7 +165,7 @@ Child::Child(const std::vector<std::string>& argv, const ChildOptions& options) 
     }
     ::dup2(out[1], 1);
     ::dup2(err[1], 2);
-    ::execve(program.c_str(), args.data(), environ);
+    ::execve(program.c_str(), args.data(), envp.data());
     failure = {kStepExec, errno};
     (void)!::write(status_pipe[1], &failure, sizeof failure);
     ::_exit(127);
@@ -267,9 +286,9 @@ ExitStatus Child::wait() {
   return status_;
 }
 
-Captured run_captured(const std::vector<std::string>& argv) {
+Captured run_captured(const std::vector<std::string>& argv, const ChildOptions& options) {
   Captured c;
-  Child child(argv);
+  Child child(argv, options);
   while (child.pump(-1, -1, [&](const std::string& s) { c.out += s; },
                     [&](const std::string& s) { c.err += s; })) {
   }

@@ -34,6 +34,8 @@ struct ChildOptions {
   bool stdin_pipe = false;
   // CPUs the child (and every thread it creates) may run on; empty: inherited.
   std::vector<int> cpus;
+  // "NAME=value" entries added to (or replacing in) the inherited environment.
+  std::vector<std::string> env;
 };
 
 class Child {
@@ -75,6 +77,6 @@ struct Captured {
   ExitStatus status;
   std::string out, err;
 };
-Captured run_captured(const std::vector<std::string>& argv);
+Captured run_captured(const std::vector<std::string>& argv, const ChildOptions& options = {});
 
 }  // namespace gptbench::runner

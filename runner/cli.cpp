@@ -87,6 +87,11 @@ CliResult parse_cli(const std::vector<std::string>& args, const std::string& def
                  "kill a benchmark process after this many seconds without a result (0: never)")
       ->check(number_at_least(0))
       ->capture_default_str();
+  app.add_option("--ranks,--gpus", c.ranks,
+                 "run the data-parallel families (comm/, model/train_step_dp/) in this many "
+                 "processes, one per GPU, as ranks of one c10d process group")
+      ->transform(whole_number_in(1, 4096))
+      ->capture_default_str();
   app.add_flag("--keep-parts", c.keep_parts, "keep each benchmark process's own JSON (<out>.parts-*/)");
   std::string peers, peer_command;
   app.add_option("--peers", peers, "also run the compiler peers' rows (docs/peers.md) and merge them")

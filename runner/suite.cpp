@@ -22,6 +22,7 @@
 #include "merge.h"
 #include "names.h"
 #include "progress.h"
+#include "ranks.h"
 #include "stderr_tail.h"
 
 namespace gptbench::runner {
@@ -106,6 +107,37 @@ class Console {
 };
 
 // --- one child run ----------------------------------------------------------------------------
+// A rank other than 0: its output is kept only as the tail of its stderr (a failure's reason).
+struct RankPeer {
+  RankPeer(int r, const std::vector<std::string>& argv, const ChildOptions& o) : rank(r), child(argv, o) {}
+  // Reads what the rank wrote; true once it has ended with a failure (status set).
+  bool poll() {
+    if (ended) return false;
+    if (child.pump(0, -1, [](const std::string&) {}, [&](const std::string& s) { keep(s); })) return false;
+    ended = true;
+    status = child.wait();
+    return !status.ok();
+  }
+  // After rank 0 ended: waits up to 10 s for a clean exit when rank 0 finished, else kills.
+  void finish(bool rank0_ok) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(rank0_ok ? 10 : 0);
+    while (!ended && std::chrono::steady_clock::now() < until)
+      if (!child.pump(100, -1, [](const std::string&) {}, [&](const std::string& s) { keep(s); })) ended = true;
+    if (!ended) child.kill_group(SIGKILL);
+    status = child.wait();
+    ended = true;
+  }
+  void keep(const std::string& s) {
+    stderr_tail += s;
+    if (stderr_tail.size() > 8192) stderr_tail.erase(0, stderr_tail.size() - 8192);
+  }
+  int rank;
+  Child child;
+  bool ended = false;
+  ExitStatus status;
+  std::string stderr_tail;
+};
+
 struct ChildOutcome {
   std::vector<nlohmann::json> rows;
   std::optional<nlohmann::json> context;
@@ -115,6 +147,7 @@ struct ChildOutcome {
   bool stopped_by_us = false;  // interrupted on request
   bool timed_out = false;
   std::string read_problem;
+  std::string failed_rank;  // "rank k of R" when a rank other than 0 failed first
 };
 
 class ChildRun {
@@ -122,14 +155,19 @@ class ChildRun {
   ChildRun(const RunConfig& cfg, Progress& progress, Console& console)
       : cfg_(cfg), progress_(progress), console_(console) {}
 
-  // Runs `command` (gptbench, or the peer runner) with the pass-through flags on `names`.
+  // Runs `command` (gptbench, or the peer runner) with the pass-through flags on `names`, as
+  // `ranks` processes for a data-parallel family.
   ChildOutcome run(const std::vector<std::string>& command, const std::vector<std::string>& names,
-                   const std::string& filter, const std::string& part_path) {
-    std::vector<std::string> argv = command;
-    argv.insert(argv.end(), cfg_.pass_flags.begin(), cfg_.pass_flags.end());
-    argv.push_back("--benchmark_filter=" + filter);
-    argv.push_back("--benchmark_out=" + part_path);
-    argv.push_back("--benchmark_out_format=json");
+                   const std::string& filter, const std::string& part_path, int ranks = 1) {
+    auto argv_for = [&](const std::string& out) {
+      std::vector<std::string> argv = command;
+      argv.insert(argv.end(), cfg_.pass_flags.begin(), cfg_.pass_flags.end());
+      argv.push_back("--benchmark_filter=" + filter);
+      argv.push_back("--benchmark_out=" + out);
+      argv.push_back("--benchmark_out_format=json");
+      return argv;
+    };
+    const std::vector<std::string> argv = argv_for(part_path);
     names_ = &names;
     next_ = 0;
     part_path_ = part_path;
@@ -139,7 +177,24 @@ class ChildRun {
     progress_.set_current(names.empty() ? "" : names[0]);
     progress_.draw(true);
 
-    Child child(argv);
+    // Ranks 1…R-1 of a data-parallel run: started first, so rank 0's store finds them waiting.
+    ChildOptions rank0;
+    std::vector<std::unique_ptr<RankPeer>> peers;
+    if (ranks > 1) {
+      const int port = free_port();
+      rank0.env = rank_variables(0, ranks, port, cfg_.benchmark_timeout_s);
+      for (int r = 1; r < ranks; ++r) {
+        ChildOptions o;
+        o.env = rank_variables(r, ranks, port, cfg_.benchmark_timeout_s);
+        peers.push_back(std::make_unique<RankPeer>(
+            r, argv_for(part_path + ".rank" + std::to_string(r)), o));
+      }
+    }
+    Child child(argv, rank0);
+    auto kill_all = [&] {
+      child.kill_group(SIGKILL);
+      for (auto& p : peers) p->child.kill_group(SIGKILL);
+    };
     auto last_result = std::chrono::steady_clock::now();
     bool interrupt_seen = false;
     size_t reported_at_interrupt = 0;
@@ -150,6 +205,10 @@ class ChildRun {
     // stdout.
     bool banner_done = false;
     auto on_err = [&](const std::string& s) {
+      if (!outcome_.failed_rank.empty()) {  // the reason is the failed rank's
+        console_.child_stderr(s);
+        return;
+      }
       std::string& tail = outcome_.stderr_tail;
       tail += s;
       if (!banner_done) {
@@ -183,16 +242,28 @@ class ChildRun {
           outcome_.stopped_by_us = true;
         }
       }
+      for (auto& p : peers) {
+        if (killed || !p->poll()) continue;
+        outcome_.failed_rank = "rank " + std::to_string(p->rank) + " of " + std::to_string(ranks);
+        outcome_.status = p->status;
+        outcome_.stderr_tail = p->stderr_tail;
+        kill_all();
+        killed = true;
+      }
       if (!killed && cfg_.benchmark_timeout_s > 0 &&
           std::chrono::duration<double>(std::chrono::steady_clock::now() - last_result).count() >
               cfg_.benchmark_timeout_s) {
-        child.kill_group(SIGKILL);
+        kill_all();
         killed = true;
         outcome_.timed_out = true;
       }
       progress_.draw();
     }
-    outcome_.status = child.wait();
+    const ExitStatus status0 = child.wait();
+    if (outcome_.failed_rank.empty()) outcome_.status = status0;
+    // Rank 0 is done: the others end with it, or are stopped (a rank left waiting in a
+    // collective rank 0 never made).
+    for (auto& p : peers) p->finish(status0.ok() && !killed);
     poll_file();
     outcome_.context = reader_.context();
     outcome_.read_problem = reader_.problem();
@@ -260,7 +331,10 @@ bool list_benchmarks(const std::vector<std::string>& command, const RunConfig& c
   argv.push_back("--benchmark_list_tests=true");
   Captured listed;
   try {
-    listed = run_captured(argv);
+    ChildOptions list_options;  // names carry ranks:R
+    if (cfg.ranks > 1 && command.front() == cfg.binary)
+      list_options.env = rank_variables(0, cfg.ranks, free_port(), 0);
+    listed = run_captured(argv, list_options);
   } catch (const std::exception& e) {
     console.note(e.what());
     return false;
@@ -280,7 +354,7 @@ bool list_benchmarks(const std::vector<std::string>& command, const RunConfig& c
 // What one program runs: gptbench's families, then the peer runner's.
 struct Source {
   std::vector<std::string> command;
-  std::vector<Family> families;
+  std::vector<RunFamily> families;  // gptbench's split for --ranks (runner/ranks.h)
 };
 
 }  // namespace
@@ -294,12 +368,14 @@ int run_suite(const RunConfig& cfg, RunSummary* summary_out) {
   Console console(progress, cfg.forward_output);
 
   // 1. The benchmarks the filter selects, in the order the binary (then the peer runner) runs them.
+  keep_multicast_off_env();
   std::vector<Source> sources = {{{cfg.binary}, {}}};
   if (!cfg.peer_command.empty()) sources.push_back({cfg.peer_command, {}});
   for (Source& source : sources) {
     std::vector<std::string> names;
     if (!list_benchmarks(source.command, cfg, console, names)) return 2;
-    source.families = group_families(names);
+    const bool binary = source.command.front() == cfg.binary;
+    source.families = split_for_ranks(group_families(names), binary ? cfg.ranks : 1);
     summary.total += names.size();
   }
   if (summary.total == 0) {
@@ -320,21 +396,23 @@ int run_suite(const RunConfig& cfg, RunSummary* summary_out) {
   MergedRun merged;
   ChildRun child_run(cfg, progress, console);
   int child_count = 0;
-  std::vector<std::pair<const Source*, const Family*>> work;  // every family, in running order
+  std::vector<std::pair<const Source*, const RunFamily*>> work;  // every family, in running order
   std::vector<std::string> family_names;
   for (const Source& source : sources)
-    for (const Family& family : source.families) {
-      work.emplace_back(&source, &family);
-      family_names.push_back(family.name);
+    for (const RunFamily& run_family : source.families) {
+      work.emplace_back(&source, &run_family);
+      family_names.push_back(run_family.family.name);
     }
-  for (const auto& [source, family_ptr] : work) {
-    const Family& family = *family_ptr;
+  for (const auto& [source, run_family_ptr] : work) {
+    const RunFamily& run_family = *run_family_ptr;
+    const Family& family = run_family.family;
+    const int ranks = run_family.on_ranks ? cfg.ranks : 1;
     std::vector<std::string> remaining = family.benchmarks;
     int crashes_in_a_row = 0;
     while (!remaining.empty() && !stop_requested()) {
       std::vector<std::string> batch;
       std::string filter;
-      if (remaining.size() == family.benchmarks.size() && filter_selects_all(cfg.filter) &&
+      if (!run_family.split && remaining.size() == family.benchmarks.size() && filter_selects_all(cfg.filter) &&
           remaining.size() > cfg.max_names_per_child) {
         batch = remaining;  // the whole family: a short filter instead of every name
         filter = "^" + escape_regex(family.name) + "/";
@@ -345,7 +423,7 @@ int run_suite(const RunConfig& cfg, RunSummary* summary_out) {
       const std::string part = parts_dir + "/" + family.name + "." + std::to_string(++child_count) + ".json";
       ChildOutcome outcome;
       try {
-        outcome = child_run.run(source->command, batch, filter, part);
+        outcome = child_run.run(source->command, batch, filter, part, ranks);
       } catch (const std::exception& e) {
         console.note(e.what());
         return 2;
@@ -377,8 +455,10 @@ int run_suite(const RunConfig& cfg, RunSummary* summary_out) {
         reason = "timed out: no result within " + std::to_string(static_cast<long>(cfg.benchmark_timeout_s)) +
                  " s; the benchmark process was killed";
       else
-        reason = "crashed: the benchmark process ended with " + describe(outcome.status) +
-                 " while running this benchmark";
+        reason = "crashed: " +
+                 (outcome.failed_rank.empty() ? std::string("the benchmark process")
+                                              : "the benchmark process of " + outcome.failed_rank) +
+                 " ended with " + describe(outcome.status) + " while running this benchmark";
       if (const std::string line = last_stderr_line(outcome.stderr_tail); !line.empty())
         reason += "; its last stderr line: " + line;
       merged.add_errored(victim, reason);

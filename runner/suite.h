@@ -43,6 +43,8 @@ struct RunConfig {
   // --peers=inductor: the peer runner (peers/, docs/peers.md), run after gptbench's families
   // with the same flags, its families as more children; empty: no peers.
   std::vector<std::string> peer_command;
+  int ranks = 1;                              // --ranks / --gpus: processes per data-parallel
+                                              // benchmark (runner/ranks.h)
 };
 
 struct RunSummary {

@@ -1,0 +1,61 @@
+// Data-parallel training-step family: the GPT-2 step on every rank of the run with its
+// gradients averaged over the ranks (fixtures/dp_step.h, fixtures/dp_case.h):
+//   ddp    bucketed (25 MiB) gradient all-reduce overlapped with the backward
+//   zero1  the same buckets reduce-scattered, the optimizer on this rank's shard, the updated
+//          parameters all-gathered (optimizer state 1/R per rank)
+//   fsdp-style parameter sharding is not offered.
+//   names:    model/train_step_dp/<size>/<precision>/B:<b>/T:<t>/opt:<opt>/attn:sdpa/head:<h>/
+//             blocks:<k>/ranks:<R>/mode:<ddp|zero1>   (B is the per-GPU batch)
+//   counters: tokens/s (all ranks), tokens_per_s_per_gpu, scaling_efficiency (against the
+//             one-GPU step of the same batch, ref_step_ms), exposed_comm_ms/_pct, phases,
+//             slowest_rank_step_ms, state_bytes / ref_state_bytes / state_ratio,
+//             peak_mem_max_rank_bytes, mfu_pct
+// Default: each --gptbench_models size at B×T of the options in bf16 with the one-GPU step's
+// fastest configuration (our AdamW where built, the fused LM head, fused blocks), both modes.
+// CPU (Gloo): fp32, LibTorch's head and blocks, 256 KiB buckets. Run with gptbench-run --ranks N; plain
+// gptbench runs them with ranks:1. Every case runs a fixed number of steps on every rank.
+#include <algorithm>
+
+#include "fixtures/dist.h"
+#include "fixtures/dp_case.h"
+#include "fixtures/family.h"
+#include "fixtures/options.h"
+#include "fixtures/runner.h"
+#include "model/config.h"
+
+namespace gptbench {
+
+GPTBENCH_FAMILY(train_step_dp) {
+  const Options& o = global_options();
+  const auto opts = train_optimizer_names();
+  const bool ours = std::find(opts.begin(), opts.end(), "adamw") != opts.end();
+  for (const auto& model : o.models)
+    for (DpMode mode : {DpMode::kDdp, DpMode::kZero1}) {
+      DpCaseOptions dc;
+      dc.ranks = rank_env().world;
+      dc.dp.mode = mode;
+      TrainConfig& tc = dc.dp.train;
+      tc.model = model_config(model);
+      tc.batch = o.batch;
+      tc.seq = o.seq;
+      tc.optimizer = ours ? "adamw" : "torch_fused";
+      if (o.on_cuda()) {
+        tc.precision = Precision::kBf16;
+        tc.head = LmHead::kFused;
+        tc.kernels = BlockKernels::kFused;
+      } else {
+        tc.precision = Precision::kFp32;
+        dc.warmup_steps = 2;
+        dc.ref_steps = 1;
+        dc.dp.bucket_bytes = 256 << 10;  // several buckets for the tiny model
+      }
+      CaseSpec spec;
+      spec.name = train_step_dp_name(dc);
+      spec.unit = benchmark::kMillisecond;
+      spec.iterations = o.on_cuda() ? 10 : 3;
+      spec.make = [dc, device = o.resolved_device] { return make_dp_case(dc, device); };
+      register_case(std::move(spec));
+    }
+}
+
+}  // namespace gptbench
