@@ -26,8 +26,8 @@ echo "gpu-multigpu: $N GPUs: $(sed -n 2p "$OUT/multigpu-gpus.txt")"
 echo "tests (NCCL, one GPU) rc=$?"
 (cd "$B" && timeout 300 ./gptbench_tests --gtest_filter='DistCpu.*:RankEnv.*:Comm.*' > "$OUT/multigpu-tests-cpu.log" 2>&1)
 echo "tests (Gloo, CPU) rc=$?"
-if [ -x "$B/runner_tests" ]; then
-  (cd "$B" && timeout 300 ./runner_tests --gtest_filter='Ranks.*:RealRanks.*' > "$OUT/multigpu-tests-runner.log" 2>&1)
+if [ -x "$B/runner/runner_tests" ]; then
+  (cd "$B" && timeout 300 ./runner/runner_tests --gtest_filter='Ranks.*:RealRanks.*' > "$OUT/multigpu-tests-runner.log" 2>&1)
   echo "tests (gptbench-run, 2 CPU ranks) rc=$?"
 fi
 grep -hE "^\[  (PASSED|FAILED|SKIPPED) |FAILED  \]" "$OUT"/multigpu-tests-*.log | sort | uniq -c | tail -12
