@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The team's GPU verification in one run on a GPU host (phases chosen by name, each time-boxed):
 #   scripts/gpu-verify.sh [tests] [tools] [sanitize] [bench@NAME@REGEX[@FLAGS]] [train] [fault]
-#                         [aa@ROUNDS[@REGEX]] ...
+#                         [aa@ROUNDS[@REGEX]] [peers] [multigpu] [memory] ...
 #   sanitize: compute-sanitizer over our kernels' GPU tests (SAN_TOOLS, SAN_TIMEOUT, SAN_FILTER)
 #   tools: the compare/runner/report test binaries (compare's 10k x 10 speed test included)
 #   aa: scripts/premerge.sh with the same binary on both sides (an A/A gate run), into $OUT/aa/
+#   peers, multigpu, memory: scripts/gpu-PHASE.sh (compiler peers, several GPUs, memory caps)
 # Builds into build-gpu/ with the bundled Debian packages (.gpudeps, scripts/bundle-deps.sh),
 # then runs the phases.
 # Everything lands in $OUT: log.txt (summary), tests.log, sanitize.log, bench-NAME.json,
@@ -26,7 +27,7 @@ for phase in "$@"; do
   t=$(date +%s)
   case "$phase" in
     tests)
-      (cd "$B" && timeout 300 ./gptbench_tests > "$OUT/tests.log" 2>&1); say "tests rc=$?"
+      (cd "$B" && timeout ${TESTS_TIMEOUT:-300} ./gptbench_tests > "$OUT/tests.log" 2>&1); say "tests rc=$?"
       grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \] [A-Za-z]" "$OUT/tests.log" | head -30 | tee -a "$OUT/log.txt" ;;
     tools)
       for bin in compare/compare_tests runner/runner_tests runner/runner_fixture_tests report/report_tests; do
@@ -64,6 +65,9 @@ for phase in "$@"; do
       (cd "$B" && timeout ${RUN_TIMEOUT:-200} bash -c "$command" > "$OUT/run-$name.txt" 2>&1); say "run $name rc=$?" ;;
     peer)
       peer_eager ;;
+    peers|multigpu|memory)  # scripts/gpu-{peers,multigpu,memory}.sh, their output in $OUT/PHASE.log
+      bash "$ROOT/scripts/gpu-$phase.sh" > "$OUT/$phase.log" 2>&1; say "$phase rc=$?"
+      tail -${PHASE_TAIL:-25} "$OUT/$phase.log" | tee -a "$OUT/log.txt" ;;
     fault)
       (cd "$B" && timeout 200 ./gptbench-run -o "$OUT/fault.json" --gptbench_fault=illegal_address \
         --benchmark_filter='^(fault|gemm/cublaslt/bf16/square|softmax/fused/bf16/fwd)/' --benchmark_min_time=0.05 > /dev/null 2>&1)
