@@ -65,9 +65,9 @@ for phase in "$@"; do
       (cd "$B" && timeout ${RUN_TIMEOUT:-200} bash -c "$command" > "$OUT/run-$name.txt" 2>&1); say "run $name rc=$?" ;;
     peer)
       peer_eager ;;
-    peers|multigpu|memory)  # scripts/gpu-{peers,multigpu,memory}.sh, their output in $OUT/PHASE.log
-      bash "$ROOT/scripts/gpu-$phase.sh" > "$OUT/$phase.log" 2>&1; say "$phase rc=$?"
-      tail -${PHASE_TAIL:-25} "$OUT/$phase.log" | tee -a "$OUT/log.txt" ;;
+    peers|multigpu|memory)  # scripts/gpu-{peers,multigpu,memory}.sh, their output in $OUT/phase-PHASE.log
+      bash "$ROOT/scripts/gpu-$phase.sh" > "$OUT/phase-$phase.log" 2>&1; say "$phase rc=$?"
+      tail -${PHASE_TAIL:-25} "$OUT/phase-$phase.log" | tee -a "$OUT/log.txt" ;;
     fault)
       (cd "$B" && timeout 200 ./gptbench-run -o "$OUT/fault.json" --gptbench_fault=illegal_address \
         --benchmark_filter='^(fault|gemm/cublaslt/bf16/square|softmax/fused/bf16/fwd)/' --benchmark_min_time=0.05 > /dev/null 2>&1)
