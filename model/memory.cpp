@@ -157,6 +157,12 @@ MemoryEstimate estimate_memory(const MemoryConfig& cfg) {
                              (cfg.recompute.attention_only ? 2 * (L - kept_blocks) * 2 * C * F : 0) +
                              2 * V * C;
 
+  // Parameter gradients during a block's backward. Kept gradients are accumulated in place
+  // through a temporary of the weight's size — the largest, max(3C², FC) elements, bf16 from the
+  // GEMM and then fp32 (6 B) or fp32 (4 B). Gradients set to none are created as the backward
+  // goes: by then wte's 4VC (from the LM head) and at most the block's own, 4·(its parameters).
+  const double block_grads = keeps ? (cfg.bf16 ? 6 : 4) * std::max(3 * C * C, F * C)
+                                   : 4 * V * C + 4 * (lin_w + lin_b + 4 * C);
   struct Moment {
     const char* name;
     double weights, transient;
@@ -173,10 +179,10 @@ MemoryEstimate estimate_memory(const MemoryConfig& cfg) {
       {"head", w_bwd, a * N * V + a * N * C + a * V * C},
       // A block's backward: its gradients in flight (≈ the residual stream's gradient 4NC in and
       // out, the branch gradients 4NC, FlashAttention's fp32 dQ accumulator 4NC before the
-      // inputs' gradients, the MLP's two aNF) and, when it is recomputed, its activations and
-      // its bf16 weight copies again.
+      // inputs' gradients, the MLP's two aNF), the parameter gradients (below) and, when it is
+      // recomputed, its activations and its bf16 weight copies again.
       {"block", w_bwd,
-       12 * N * C + 2 * a * N * F +
+       12 * N * C + 2 * a * N * F + block_grads +
            (cfg.recompute.every > 0 ? full + (cfg.bf16 ? 2 * (lin_w + lin_b) : 0) : 0)},
   };
   // bf16: then wte's gradient goes from bf16 to fp32 (2VC + 4VC) while the input gradient 2NC

@@ -37,8 +37,10 @@
 //                           LM-head GEMM's two gradients) — bf16 then converts the weight
 //                           gradient to fp32 (+4·V·C, the logits' gradient freed)
 //                 block     saved + weights + the gradients in flight in a block's backward
-//                           (≈ 12·N·C + 2·a·N·F) + with recomputation, the block's saved
-//                           activations again and its bf16 weight copies
+//                           (≈ 12·N·C + 2·a·N·F) + parameter gradients (kept: the accumulation's
+//                           temporary of the largest weight, (6 or 4)·max(3C², F·C); set to none:
+//                           wte's 4·V·C and the block's own) + with recomputation, the block's
+//                           saved activations again and its bf16 weight copies
 //                 update    all gradients + the optimizer step (no temporaries in the fused
 //                           kernels) + the embedding's dense gradient 4·V·C
 // Every formula is written out again beside its code (model/memory.cpp) and checked against

@@ -8,7 +8,7 @@
 # the worst prediction error), gpu.txt, build.log, tests.log, and per cap memory-<CAP>.json
 # (Google Benchmark JSON), memory-<CAP>.txt (console table: the rows finished so far survive a
 # time-out) and memory-<CAP>.err.
-# Time-boxed: MEMORY_TIMEOUT seconds per cap (default 150), TESTS_TIMEOUT (default 120);
+# Time-boxed: MEMORY_TIMEOUT seconds per cap (default 120), TESTS_TIMEOUT (default 60);
 # MEMORY_FILTER narrows the grid (default ^model/memory/).
 set -uo pipefail
 source "$(dirname "$0")/gpu-env.sh"
@@ -30,13 +30,13 @@ say "build: $(( $(date +%s) - t0 )) s"
 
 t0=$(date +%s)
 tests='MemoryLimitGpu.*:MemoryCase.*:MemoryModel.*:ByteSize.*:Options.MemoryLimit*:TrainStep.MaxBatch*:TrainCase.*'
-(cd "$B" && timeout "${TESTS_TIMEOUT:-120}" ./gptbench_tests --gtest_filter="$tests" > "$OUT/tests.log" 2>&1)
+(cd "$B" && timeout "${TESTS_TIMEOUT:-60}" ./gptbench_tests --gtest_filter="$tests" > "$OUT/tests.log" 2>&1)
 say "tests rc=$? in $(( $(date +%s) - t0 )) s"
 grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED  \] [A-Za-z]" "$OUT/tests.log" | head -20 | tee -a "$OUT/log.txt"
 
 for cap in "${caps[@]}"; do
   t0=$(date +%s)
-  timeout "${MEMORY_TIMEOUT:-150}" "$B/gptbench" --gptbench_memory_limit="$cap" --benchmark_filter="$filter" \
+  timeout "${MEMORY_TIMEOUT:-120}" "$B/gptbench" --gptbench_memory_limit="$cap" --benchmark_filter="$filter" \
     --benchmark_min_time=0.01 --benchmark_out="$OUT/memory-$cap.json" --benchmark_out_format=json \
     > "$OUT/memory-$cap.txt" 2> "$OUT/memory-$cap.err"
   rc=$?

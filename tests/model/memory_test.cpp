@@ -1,6 +1,6 @@
 // The memory model's formulas against values computed by hand for a tiny GPT-2 whose every
 // tensor is a multiple of 512 bytes (so the allocator's rounding adds nothing unless noted):
-// custom:L=1:d=128:h=2:ff=256:V=256:T=64 — C = 128, F = 256, H = 2, V = 256, n_ctx = 64.
+// custom:L=1:d=128:h=2:ff=256:V=1024:T=64 — C = 128, F = 256, H = 2, V = 1,024, n_ctx = 64.
 // These are exact counts: the tolerance is none.
 #include "model/memory.h"
 
@@ -13,15 +13,15 @@ namespace {
 
 MemoryConfig tiny(int64_t batch = 2, int64_t seq = 64) {
   MemoryConfig m;
-  m.model = model_config("custom:L=1:d=128:h=2:ff=256:V=256:T=64");
+  m.model = model_config("custom:L=1:d=128:h=2:ff=256:V=1024:T=64");
   m.batch = batch;
   m.seq = seq;
   return m;
 }
 
-// P = wte 256·128 + wpe 64·128 + block (ln 4·128, c_attn 384·128 + 384, c_proj 128·128 + 128,
-// c_fc 256·128 + 256, c_proj 128·256 + 128 = 132,480) + ln_f 256 = 173,696.
-constexpr double kParams = 173696;
+// P = wte 1,024·128 + wpe 64·128 + block (ln 4·128, c_attn 384·128 + 384, c_proj 128·128 + 128,
+// c_fc 256·128 + 256, c_proj 128·256 + 128 = 132,480) + ln_f 256 = 272,000.
+constexpr double kParams = 272000;
 
 TEST(MemoryModel, ParameterShapesAddUpToTheParameterCount) {
   double n = 0;
@@ -41,14 +41,14 @@ TEST(MemoryModel, OptimizerStatePerOptimizer) {
   EXPECT_EQ(optimizer_state_bytes("torch_fused", m), 8 * kParams);
   EXPECT_EQ(optimizer_state_bytes("lion", m), 4 * kParams);
   // 8-bit Adam: codes n + n and absmax 2·4·⌈n/256⌉ (each rounded up to 512 B) for the six
-  // matrices — wte 65,536 + 512 + 512, wpe 16,384 + 512 + 512 (32 blocks: 128 B → 512), c_attn
+  // matrices — wte 262,144 + 2,048 + 2,048, wpe 16,384 + 512 + 512 (32 blocks: 128 B → 512), c_attn
   // 98,304 + 1,024 + 1,024 (192 blocks: 768 B → 1,024), c_proj 32,768 + 512 + 512, c_fc and
   // mlp c_proj 65,536 + 512 + 512 each — and 8 B for each of the 1,664 vector elements
-  // (n < 4,096): 66,560 + 17,408 + 100,352 + 33,792 + 2·66,560 + 13,312.
-  EXPECT_EQ(optimizer_state_bytes("adam8bit", m), 364544);
-  // Adafactor: 4·(r + c) per matrix — wte 1,024 + 512, wpe 256 → 512 + 512, c_attn 1,536 + 512,
+  // (n < 4,096): 266,240 + 17,408 + 100,352 + 33,792 + 2·66,560 + 13,312.
+  EXPECT_EQ(optimizer_state_bytes("adam8bit", m), 564224);
+  // Adafactor: 4·(r + c) per matrix — wte 4,096 + 512, wpe 256 → 512 + 512, c_attn 1,536 + 512,
   // c_proj 512 + 512, c_fc 1,024 + 512, mlp c_proj 512 + 1,024 — and 4·n for the vectors, 6,656.
-  EXPECT_EQ(optimizer_state_bytes("adafactor", m), 1536 + 1024 + 2048 + 1024 + 1536 + 1536 + 6656);
+  EXPECT_EQ(optimizer_state_bytes("adafactor", m), 4608 + 1024 + 2048 + 1024 + 1536 + 1536 + 6656);
   EXPECT_THROW(optimizer_state_bytes("sgd", m), std::invalid_argument);
   EXPECT_TRUE(optimizer_keeps_grads("adamw"));
   EXPECT_FALSE(optimizer_keeps_grads("torch_fused"));
@@ -70,7 +70,7 @@ TEST(MemoryModel, ActivationsOfOneBlock) {
   EXPECT_EQ(block_saved_bytes(m), 327680 + 163840 + 1280 + 4 * 2 * 2 * 40);
 }
 
-// bf16, AdamW (ours: gradients kept), no recomputation. N·V = 32,768.
+// bf16, AdamW (ours: gradients kept), no recomputation. N·V = 131,072.
 TEST(MemoryModel, PeakWithoutRecomputationIsLogSoftmaxBackward) {
   const MemoryEstimate e = estimate_memory(tiny());
   EXPECT_EQ(e.params, 4 * kParams);
@@ -81,14 +81,14 @@ TEST(MemoryModel, PeakWithoutRecomputationIsLogSoftmaxBackward) {
   // The block 461,824, ln_f's input 4NC 65,536 and statistics 8N 1,024, the head's bf16 input
   // 2NC 32,768, the positions 8T 512.
   EXPECT_EQ(e.saved, 461824 + 65536 + 1024 + 32768 + 512);
-  // loss:    w_fwd 2·(4C² + 2CF + 5C + F) + 2VC = 263,936 + 65,536, plus 10·N·V = 327,680;
-  // softmax: w_bwd 2·(4C² + 2CF) + 2VC = 327,680, plus 12·N·V = 393,216  <- the largest;
-  // head:    327,680 + 2NV 65,536 + 2NC 32,768 + 2VC 65,536;
-  // block:   327,680 + 12NC 196,608 + 4NF 131,072.
+  // loss:    w_fwd 2·(4C² + 2CF + 5C + F) + 2VC = 263,936 + 262,144, plus 10·N·V = 1,310,720;
+  // softmax: w_bwd 2·(4C² + 2CF) + 2VC = 524,288, plus 12·N·V = 1,572,864  <- the largest;
+  // head:    524,288 + 2NV 262,144 + 2NC 32,768 + 2VC 262,144;
+  // block:   524,288 + 12NC 196,608 + 4NF 131,072 + the accumulation's temporary 6·3C² 294,912.
   EXPECT_EQ(e.moment, "softmax");
-  EXPECT_EQ(e.weights, 327680);
-  EXPECT_EQ(e.transient, 393216);
-  EXPECT_EQ(e.total(), 8 * kParams + 8 * kParams + 2048 + kGemmWorkspaceBytes + 561664 + 327680 + 393216);
+  EXPECT_EQ(e.weights, 524288);
+  EXPECT_EQ(e.transient, 1572864);
+  EXPECT_EQ(e.total(), 16 * kParams + 2048 + kGemmWorkspaceBytes + 561664 + 524288 + 1572864);
 }
 
 TEST(MemoryModel, RecomputationKeepsBlockInputsOnly) {
@@ -97,10 +97,13 @@ TEST(MemoryModel, RecomputationKeepsBlockInputsOnly) {
   const MemoryEstimate e = estimate_memory(m);
   // Saved: the block's input 4NC, then as before 65,536 + 1,024 + 32,768 + 512.
   EXPECT_EQ(e.saved, 65536 + 65536 + 1024 + 32768 + 512);
-  // block: the head's copy 2VC 65,536 + 12NC 196,608 + 4NF 131,072 + the recomputed block
-  // 461,824 + its bf16 weights 263,936 = 1,118,976, above loss (657,152) and softmax (458,752).
-  EXPECT_EQ(e.moment, "block");
-  EXPECT_EQ(e.weights + e.transient, 1118976);
+  // The backward keeps only the head's weight copy 2VC, so softmax is 262,144 + 1,572,864 =
+  // 1,835,008 and block 262,144 + 196,608 + 131,072 + 294,912 + the recomputed block 461,824 +
+  // its bf16 weights 263,936 = 1,610,496; the forward's cache makes loss the peak: 526,080 +
+  // 1,310,720 = 1,836,800.
+  EXPECT_EQ(e.moment, "loss");
+  EXPECT_EQ(e.weights, 526080);
+  EXPECT_EQ(e.transient, 1310720);
 }
 
 TEST(MemoryModel, Fp32HasNoWeightCopiesAndGradientsSetToNoneWait) {
@@ -110,10 +113,12 @@ TEST(MemoryModel, Fp32HasNoWeightCopiesAndGradientsSetToNoneWait) {
   const MemoryEstimate e = estimate_memory(m);
   EXPECT_EQ(e.grads, 0);  // allocated in the backward, after the peak
   EXPECT_EQ(e.weights, 0);
-  // saved: 789,504 + 65,536 + 1,024 + the head's fp32 input 65,536 + 512; softmax 12·N·V.
+  // saved: 789,504 + 65,536 + 1,024 + the head's fp32 input 65,536 + 512. softmax 12·N·V =
+  // 1,572,864 beats block (12NC 196,608 + 8NF 262,144 + wte's gradient 524,288 + the block's
+  // 4·132,480) 1,512,960 and update (4P + 4VC) 1,612,288 − the saved activations.
   EXPECT_EQ(e.saved, 789504 + 65536 + 1024 + 65536 + 512);
   EXPECT_EQ(e.moment, "softmax");
-  EXPECT_EQ(e.transient, 393216);
+  EXPECT_EQ(e.transient, 1572864);
 }
 
 TEST(MemoryModel, LargestBatchUnderALimit) {
