@@ -39,7 +39,7 @@
 //                 block     saved + weights + the gradients in flight in a block's backward
 //                           (≈ 12·N·C + 2·a·N·F) + parameter gradients (kept: the accumulation's
 //                           temporary of the largest weight, (6 or 4)·max(3C², F·C); set to none:
-//                           wte's 4·V·C and the block's own) + with recomputation, the block's
+//                           wte's 4·V·C and the MLP's 8·C·F) + with recomputation, the block's
 //                           saved activations again and its bf16 weight copies
 //                 update    all gradients + the optimizer step (no temporaries in the fused
 //                           kernels) + the embedding's dense gradient 4·V·C

@@ -114,8 +114,8 @@ TEST(MemoryModel, Fp32HasNoWeightCopiesAndGradientsSetToNoneWait) {
   EXPECT_EQ(e.grads, 0);  // allocated in the backward, after the peak
   EXPECT_EQ(e.weights, 0);
   // saved: 789,504 + 65,536 + 1,024 + the head's fp32 input 65,536 + 512. softmax 12·N·V =
-  // 1,572,864 beats block (12NC 196,608 + 8NF 262,144 + wte's gradient 524,288 + the block's
-  // 4·132,480) 1,512,960 and update (4P + 4VC) 1,612,288 − the saved activations.
+  // 1,572,864 beats block (12NC 196,608 + 8NF 262,144 + wte's gradient 524,288 + the MLP's
+  // 8CF 262,144) 1,245,184 and update (4P + 4VC) 1,612,288 − the saved activations.
   EXPECT_EQ(e.saved, 789504 + 65536 + 1024 + 65536 + 512);
   EXPECT_EQ(e.moment, "softmax");
   EXPECT_EQ(e.transient, 1572864);
