@@ -46,7 +46,7 @@ import json, sys
 rows = json.load(open(sys.argv[1]))["benchmarks"]
 ran = [r for r in rows if "pred_error_pct" in r]
 for r in ran:
-    print(f"  {r['name'].replace('/manual_time', '')}: B={r['max_batch']:.0f} (predicted {r['predicted_max_batch']:.0f})"
+    print(f"  {r['name'].replace('/manual_time', '')}: B={r['max_batch']:.0f} (predicted {r.get('predicted_max_batch', -1):.0f})"
           f" peak {r.get('peak_mem_bytes', 0) / 2**30:.2f} GiB, predicted {r['predicted_peak_bytes'] / 2**30:.2f} GiB"
           f" ({r['pred_error_pct']:+.1f}%), {r.get('step_ms', 0):.0f} ms")
 for r in rows:
