@@ -145,17 +145,17 @@ MemoryEstimate estimate_memory(const MemoryConfig& cfg) {
   saved += 4 * N * C + 8 * N + a * N * C + 8.0 * static_cast<double>(cfg.seq);
   e.saved = saved;
 
-  // bf16 weight copies. During the forward autocast caches a bf16 copy of every Linear weight
-  // and bias (2·L·(4C² + 2CF + 5C + F)); the LM head's copy of wte is its own (a view is not
-  // cached), 2VC. In the backward the cache is gone: the blocks whose GEMMs saved their weight
-  // copies keep them (2·(4C² + 2CF) per block kept; the MLP half, 2·2CF, with attention-only
-  // recomputation), and the LM head keeps 2VC.
-  const double lin_w = 4 * C * C + 2 * C * F, lin_b = 5 * C + F;
-  const double w_fwd = cfg.bf16 ? 2 * L * (lin_w + lin_b) + 2 * V * C : 0;
-  const double w_bwd = !cfg.bf16 ? 0
-                       : 2 * kept_blocks * lin_w +
-                             (cfg.recompute.attention_only ? 2 * (L - kept_blocks) * 2 * C * F : 0) +
-                             2 * V * C;
+  // bf16 weight copies: autocast casts each Linear weight and bias to bf16 for its GEMM; the copy
+  // lives as long as autograd saves it — the weights of the blocks that are not recomputed
+  // (2·(4C² + 2CF) each; the MLP half, 2·2CF, with attention-only recomputation) and the tied LM
+  // head's 2VC, from their forward to their backward. Biases are not saved, and checkpointed
+  // blocks run their forward without autograd, so theirs are freed at once (measured on the CPU:
+  // autocast's cast cache keeps none of our modules' copies alive).
+  const double lin_w = 4 * C * C + 2 * C * F;
+  const double w_saved = !cfg.bf16 ? 0
+                         : 2 * kept_blocks * lin_w +
+                               (cfg.recompute.attention_only ? 2 * (L - kept_blocks) * 2 * C * F : 0) +
+                               2 * V * C;
 
   // Parameter gradients during a block's backward. Kept gradients are accumulated in place
   // through a temporary of the weight's size — the largest, max(3C², FC) elements, bf16 from the
@@ -171,24 +171,24 @@ MemoryEstimate estimate_memory(const MemoryConfig& cfg) {
   std::vector<Moment> moments = {
       // log_softmax's forward: the logits aNV, their fp32 copy 4NV (bf16 only) and the
       // log-probabilities 4NV.
-      {"loss", w_fwd, a * N * V + (cfg.bf16 ? 4 * N * V : 0) + 4 * N * V},
+      {"loss", w_saved, a * N * V + (cfg.bf16 ? 4 * N * V : 0) + 4 * N * V},
       // log_softmax's backward: the log-probabilities, nll_loss's gradient and the input
       // gradient, fp32: 12NV.
-      {"softmax", w_bwd, 12 * N * V},
+      {"softmax", w_saved, 12 * N * V},
       // The LM head's GEMM backward: the logits' gradient aNV, the gradients of its input aNC
       // and of wte aVC.
-      {"head", w_bwd, a * N * V + a * N * C + a * V * C},
+      {"head", w_saved, a * N * V + a * N * C + a * V * C},
       // A block's backward: its gradients in flight (≈ the residual stream's gradient 4NC in and
       // out, the branch gradients 4NC, FlashAttention's fp32 dQ accumulator 4NC before the
       // inputs' gradients, the MLP's two aNF), the parameter gradients (below) and, when it is
       // recomputed, its activations and its bf16 weight copies again.
-      {"block", w_bwd,
+      {"block", w_saved,
        12 * N * C + 2 * a * N * F + block_grads +
-           (cfg.recompute.every > 0 ? full + (cfg.bf16 ? 2 * (lin_w + lin_b) : 0) : 0)},
+           (cfg.recompute.every > 0 ? full + (cfg.bf16 ? 2 * lin_w : 0) : 0)},
   };
   // bf16: then wte's gradient goes from bf16 to fp32 (2VC + 4VC) while the input gradient 2NC
   // waits; the logits' gradient, the head's input aNC and wte's bf16 copy 2VC are freed.
-  if (cfg.bf16) moments.push_back({"head_fp32", w_bwd - 2 * V * C, 2 * N * C + 6 * V * C - a * N * C});
+  if (cfg.bf16) moments.push_back({"head_fp32", w_saved - 2 * V * C, 2 * N * C + 6 * V * C - a * N * C});
   for (const Moment& mo : moments) {
     if (mo.weights + mo.transient + saved > e.weights + e.transient + e.saved || e.moment.empty()) {
       e.moment = mo.name;

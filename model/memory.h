@@ -26,11 +26,12 @@
 //               input, h, and the MLP's half (4NC + 4NC + 16N... as above);
 //               after the blocks: ln_f's input 4NC and statistics 8N, the LM head's input
 //               (bf16 copy 2NC, or fp32 4NC)
-//   weights     bf16 only: autocast's bf16 copies of the Linear weights and biases (cached during
-//               the forward, 2 bytes each) and of the tied LM head 2·V·C; in the backward the
-//               copies of the blocks that were not recomputed remain (saved by their GEMMs)
+//   weights     bf16 only: autocast's bf16 copies of the Linear weights that autograd saves,
+//               2 bytes each — those of the blocks not recomputed — and of the tied LM head 2·V·C
+//               (biases are not saved; recomputed blocks' copies live only in their backward)
 //   moments     the step's peak is the largest of
 //                 loss      saved + weights + logits a·N·V + fp32 copy 4·N·V (bf16) + log-probs 4·N·V
+//                           (below softmax's with the same weights: kept for the record)
 //                 softmax   saved + weights + 12·N·V: log-probs, their gradient from nll_loss and
 //                           log_softmax's input gradient, all fp32 (log_softmax backward)
 //                 head      saved + weights + a·N·V (the logits' gradient) + a·N·C + a·V·C (the

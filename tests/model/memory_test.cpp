@@ -81,8 +81,9 @@ TEST(MemoryModel, PeakWithoutRecomputationIsLogSoftmaxBackward) {
   // The block 461,824, ln_f's input 4NC 65,536 and statistics 8N 1,024, the head's bf16 input
   // 2NC 32,768, the positions 8T 512.
   EXPECT_EQ(e.saved, 461824 + 65536 + 1024 + 32768 + 512);
-  // loss:    w_fwd 2·(4C² + 2CF + 5C + F) + 2VC = 263,936 + 262,144, plus 10·N·V = 1,310,720;
-  // softmax: w_bwd 2·(4C² + 2CF) + 2VC = 524,288, plus 12·N·V = 1,572,864  <- the largest;
+  // The bf16 weight copies autograd saves, 2·(4C² + 2CF) + 2VC = 524,288, then
+  // loss:    10·N·V = 1,310,720;
+  // softmax: 12·N·V = 1,572,864  <- the largest;
   // head:    524,288 + 2NV 262,144 + 2NC 32,768 + 2VC 262,144;
   // block:   524,288 + 12NC 196,608 + 4NF 131,072 + the accumulation's temporary 6·3C² 294,912.
   EXPECT_EQ(e.moment, "softmax");
@@ -97,13 +98,12 @@ TEST(MemoryModel, RecomputationKeepsBlockInputsOnly) {
   const MemoryEstimate e = estimate_memory(m);
   // Saved: the block's input 4NC, then as before 65,536 + 1,024 + 32,768 + 512.
   EXPECT_EQ(e.saved, 65536 + 65536 + 1024 + 32768 + 512);
-  // The backward keeps only the head's weight copy 2VC, so softmax is 262,144 + 1,572,864 =
-  // 1,835,008 and block 262,144 + 196,608 + 131,072 + 294,912 + the recomputed block 461,824 +
-  // its bf16 weights 263,936 = 1,610,496; the forward's cache makes loss the peak: 526,080 +
-  // 1,310,720 = 1,836,800.
-  EXPECT_EQ(e.moment, "loss");
-  EXPECT_EQ(e.weights, 526080);
-  EXPECT_EQ(e.transient, 1310720);
+  // Only the head's weight copy 2VC is saved (262,144): softmax 262,144 + 1,572,864 beats
+  // block 262,144 + 196,608 + 131,072 + 294,912 + the recomputed block 461,824 + its bf16
+  // weights 2·(4C² + 2CF) 262,144 = 1,608,704 and loss 262,144 + 1,310,720.
+  EXPECT_EQ(e.moment, "softmax");
+  EXPECT_EQ(e.weights, 262144);
+  EXPECT_EQ(e.transient, 1572864);
 }
 
 TEST(MemoryModel, Fp32HasNoWeightCopiesAndGradientsSetToNoneWait) {
