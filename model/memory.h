@@ -10,8 +10,8 @@
 //
 //   static      params 4·P + gradients 4·P (when kept between steps) + optimizer state (below)
 //               + inputs 16·N (idx and targets, int64; the CPU 40·N + 8·B, the host buffers
-//               too) + GEMM workspaces (GPU: 32 MiB for each of
-//               the two threads that run GEMMs, the forward's and autograd's)
+//               too) + GEMM workspaces (GPU: cuBLAS's and cuBLASLt's, 32 MiB each, for each
+//               of the two threads that run GEMMs, the forward's and autograd's: 128 MiB)
 //   state       AdamW 8·P; 8-bit Adam 2·n + 8·⌈n/256⌉ per tensor of n ≥ 4,096 elements, else 8·n
 //               (≈ 2.03 B/param); Adafactor 4·(r + c) per matrix (r, c), 4·n per vector; Lion 4·P
 //   saved       what autograd keeps from the forward for the backward, per block:
@@ -23,7 +23,7 @@
 //                 lse   SDPA's log-sum-exp, 4·B·H·T (FlashAttention-2, bf16; the CPU) or
 //                       4·B·H·⌈T/32⌉·32 (memory-efficient attention, fp32 on CUDA)
 //               checkpointed block: its input only, 4·N·C; attention-only checkpointing: the
-//               input, h, and the MLP's half (4NC + 4NC + 16N... as above);
+//               input, h, ln_2's statistics and the MLP's half, 8·N·C + 8·N + a·N·C + 2·a·N·F;
 //               after the blocks: ln_f's input 4NC and statistics 8N, the LM head's input
 //               (bf16 copy 2NC, or fp32 4NC)
 //   weights     bf16 only: autocast's bf16 copies of the Linear weights that autograd saves,
