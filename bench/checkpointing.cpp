@@ -36,12 +36,7 @@ GPTBENCH_FAMILY(checkpointing) {
   for (const auto& model : o.models)
     for (const auto& mode : modes) {
       TrainCaseOptions tc;
-      tc.cfg.model = model_config(model);
-      tc.cfg.precision = parse_precision(prec);
-      tc.cfg.batch = o.batch;
-      tc.cfg.seq = o.seq;
-      tc.cfg.optimizer = "torch_fused";
-      tc.cfg.checkpointing = parse_checkpoint_policy(mode);
+      tc.cfg = train_config(model, prec, o.batch, o.seq, "torch_fused", mode);
       tc.warmup_steps = 2;
       tc.checkpoint_reference = mode != "none";
       tc.max_batch_search = o.on_cuda();

@@ -19,6 +19,7 @@
 #include "fixtures/device_info.h"
 #include "fixtures/dist.h"
 #include "fixtures/family.h"
+#include "fixtures/memory.h"
 #include "fixtures/options.h"
 #include "fixtures/phases.h"
 #include "fixtures/runner.h"
@@ -109,7 +110,15 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::cerr << "gptbench: measuring peaks failed, %peak counters omitted: " << e.what() << "\n";
   }
+  // The cap comes after the peaks, whose buffers it need not hold (docs/memory.md).
+  if (o.memory_limit_bytes > 0) {
+    if (auto err = set_memory_limit(o.resolved_device, o.memory_limit_bytes); !err.empty()) {
+      std::cerr << "gptbench: " << err << "\n";
+      return 2;
+    }
+  }
   std::map<std::string, std::string> context = run_context(o.resolved_device, global_peaks());
+  if (o.memory_limit_bytes > 0) context["memory_limit_bytes"] = std::to_string(o.memory_limit_bytes);
   context["peaks_measured_in_s"] = std::to_string(seconds_since(t0));
   std::string models;
   for (const auto& m : o.models) models += (models.empty() ? "" : ",") + m;

@@ -244,6 +244,56 @@ std::string context_table(const Collected& c) {
   return out.str();
 }
 
+// The memory family (model/memory/<size>/<setting…>): the largest batch that fits under the
+// cap, one bar per size in a group per setting (T, precision, optimizer, checkpointing) — 0 where
+// not even a batch of 1 fits (the case was skipped) — and the table of prediction against
+// measurement.
+std::string memory_section(const Collected& c) {
+  const std::string prefix = "model/memory/";
+  std::vector<std::string> sizes, settings;
+  std::map<std::string, std::map<std::string, double>> batch;  // setting → size → max batch
+  auto add = [&](const std::string& name, double b) {
+    const auto parts = segments(name.substr(prefix.size()));
+    if (parts.size() < 2) return;
+    std::string setting;
+    for (size_t i = 1; i < parts.size(); ++i) setting += (i > 1 ? "/" : "") + parts[i];
+    if (std::find(sizes.begin(), sizes.end(), parts[0]) == sizes.end()) sizes.push_back(parts[0]);
+    if (!batch.count(setting)) settings.push_back(setting);
+    batch[setting][parts[0]] = b;
+  };
+  const auto mem = family(c, prefix);
+  for (const Entry* e : mem) add(e->name, e->counter("max_batch", 0));
+  for (const auto& [name, why] : c.skipped)
+    if (starts_with(name, prefix)) add(name, 0);
+  if (settings.empty()) return "";
+  std::string cap;
+  for (const auto& ctx : c.contexts)
+    if (auto it = ctx.find("memory_limit_bytes"); it != ctx.end() && cap.empty())
+      cap = " under the " + fixed(std::stod(it->second) / (1 << 30), 1) + " GiB cap";
+  std::ostringstream out;
+  out << "<h2>What fits" << html_escape(cap) << "</h2>\n";
+  BarChart chart{"largest batch that fits" + cap + " (0: not even 1)", "batch size (sequences)", sizes,
+                 false, false, false, {}};
+  for (const auto& setting : settings) {
+    Bar b{setting, {}, ""};
+    for (const auto& size : sizes) b.values.push_back(batch[setting].count(size) ? batch[setting][size] : 0);
+    chart.bars.push_back(std::move(b));
+  }
+  out << render_bar_chart(chart);
+  out << "<table><tr><th>benchmark</th><th>largest batch</th><th>predicted</th><th>peak GiB</th>"
+         "<th>predicted GiB</th><th>error %</th><th>step ms</th><th>tokens/s</th></tr>\n";
+  for (const Entry* e : mem)
+    out << "<tr><td>" << html_escape(e->label) << "</td><td>" << fixed(e->counter("max_batch", std::nan("")), 0)
+        << "</td><td>" << fixed(e->counter("predicted_max_batch", std::nan("")), 0) << "</td><td>"
+        << fixed(e->counter("peak_mem_bytes", std::nan("")) / (1 << 30), 2) << "</td><td>"
+        << fixed(e->counter("predicted_peak_bytes", std::nan("")) / (1 << 30), 2) << "</td><td>"
+        << fixed(e->counter("pred_error_pct", std::nan("")), 1) << "</td><td>"
+        << fixed(e->counter("step_ms", e->real_ms), 1) << "</td><td>"
+        << html_escape(short_number(e->counter("tokens/s", std::nan("")))) << "</td></tr>\n";
+  out << "</table>\n";
+  return out.str();
+}
+
 }  // namespace
 
 std::string render_report(const Collected& c, const ReportOptions& o) {
@@ -380,6 +430,7 @@ std::string render_report(const Collected& c, const ReportOptions& o) {
     }
     out << "</table>\n";
   }
+  out << memory_section(c);
   if (!c.skipped.empty()) {
     out << "<h2>Skipped</h2>\n<table><tr><th>benchmark</th><th>reason</th></tr>\n";
     for (const auto& [name, why] : c.skipped)

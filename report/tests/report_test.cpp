@@ -85,6 +85,30 @@ TEST(Report, SeveralRunsAreLabelled) {
   EXPECT_NO_THROW(render_report(c, {}));
 }
 
+// The memory family: a group per setting, a bar per size; a skipped size (does not fit) is a 0.
+TEST(Report, MemorySectionDrawsTheLargestBatchPerSizeAndSetting) {
+  Collected c;
+  auto entry = [](const std::string& name, double b) {
+    Entry e;
+    e.name = e.label = name;
+    e.counters = {{"max_batch", b}, {"predicted_max_batch", b}, {"peak_mem_bytes", 15.0 * (1 << 30)},
+                  {"predicted_peak_bytes", 15.5 * (1 << 30)}, {"pred_error_pct", 3.3}, {"step_ms", 80}};
+    return e;
+  };
+  c.entries = {entry("model/memory/small/bf16/opt:torch_fused/ckpt:none/T:512", 21),
+               entry("model/memory/medium/bf16/opt:torch_fused/ckpt:none/T:512", 9),
+               entry("model/memory/small/bf16/opt:torch_fused/ckpt:all/T:512", 40)};
+  c.skipped = {{"model/memory/xl/bf16/opt:torch_fused/ckpt:none/T:512", "does not fit"}};
+  c.contexts = {{{"memory_limit_bytes", "17179869184"}}};
+  c.sources = {"run.json"};
+  const std::string html = render_report(c, {});
+  EXPECT_NE(html.find("What fits under the 16.0 GiB cap"), std::string::npos);
+  EXPECT_NE(html.find("largest batch that fits under the 16.0 GiB cap"), std::string::npos);
+  for (const char* label : {"bf16/opt:torch_fused/ckpt:none/T:512", "bf16/opt:torch_fused/ckpt:all/T:512",
+                            ">xl<", ">medium<", "<td>21</td>", "<td>3.3</td>"})
+    EXPECT_NE(html.find(label), std::string::npos) << label;
+}
+
 TEST(Report, EmptyInputStillRenders) {
   const std::string html = render_report(Collected{}, {});
   EXPECT_NE(html.find("no data in these results"), std::string::npos);
