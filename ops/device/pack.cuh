@@ -11,25 +11,17 @@ struct alignas(sizeof(T) * VEC) Pack {
   T v[VEC];
 };
 
-// Plain load (L1-cached, coherent with writes of the same kernel).
-template <typename T, int VEC>
-__device__ __forceinline__ Pack<T, VEC> load_pack(const T* p) {
+// READ_ONLY: through the read-only (non-coherent) path, only for data no thread of the kernel
+// writes; otherwise a plain load (L1-cached, coherent with writes of the same kernel).
+template <typename T, int VEC, bool READ_ONLY = false>
+__device__ __forceinline__ Pack<T, VEC> load_pack(const T* __restrict__ p) {
   Pack<T, VEC> r;
   if constexpr (sizeof(Pack<T, VEC>) == 16) {
-    *reinterpret_cast<uint4*>(&r) = *reinterpret_cast<const uint4*>(p);
-  } else {
-#pragma unroll
-    for (int k = 0; k < VEC; ++k) r.v[k] = p[k];
-  }
-  return r;
-}
-
-// Load through the read-only (non-coherent) path: only for data no thread of the kernel writes.
-template <typename T, int VEC>
-__device__ __forceinline__ Pack<T, VEC> load_pack_readonly(const T* __restrict__ p) {
-  Pack<T, VEC> r;
-  if constexpr (sizeof(Pack<T, VEC>) == 16) {
-    *reinterpret_cast<uint4*>(&r) = __ldg(reinterpret_cast<const uint4*>(p));
+    const auto* q = reinterpret_cast<const uint4*>(p);
+    if constexpr (READ_ONLY)
+      *reinterpret_cast<uint4*>(&r) = __ldg(q);
+    else
+      *reinterpret_cast<uint4*>(&r) = *q;
   } else {
 #pragma unroll
     for (int k = 0; k < VEC; ++k) r.v[k] = p[k];

@@ -29,7 +29,7 @@ __global__ void __launch_bounds__(kMaxBlockThreads)
 #pragma unroll
       for (int u = 0; u < kBlockUnroll; ++u) {  // issue every load before using any
         const int i = base + u * nthreads;
-        if (i < packs) p[u] = load_pack_readonly<T, VEC>(xr + static_cast<int64_t>(i) * VEC);
+        if (i < packs) p[u] = load_pack<T, VEC, true>(xr + static_cast<int64_t>(i) * VEC);
       }
 #pragma unroll
       for (int u = 0; u < kBlockUnroll; ++u) {
@@ -52,7 +52,7 @@ __global__ void __launch_bounds__(kMaxBlockThreads)
     const float inv = inverse_sum(m, s);
     for (int i = threadIdx.x; i < packs; i += nthreads) {
       const Pack<T, VEC> p =
-          i < staged ? buf[i] : load_pack_readonly<T, VEC>(xr + static_cast<int64_t>(i) * VEC);
+          i < staged ? buf[i] : load_pack<T, VEC, true>(xr + static_cast<int64_t>(i) * VEC);
       Pack<T, VEC> o;
 #pragma unroll
       for (int k = 0; k < VEC; ++k) o.v[k] = from_float<T>(exp_shifted(to_float(p.v[k]), m) * inv);
@@ -80,8 +80,8 @@ __global__ void __launch_bounds__(kMaxBlockThreads)
       for (int u = 0; u < kBlockUnrollBwd; ++u) {
         const int i = base + u * nthreads;
         if (i < packs) {
-          py[u] = load_pack_readonly<T, VEC>(y + off + static_cast<int64_t>(i) * VEC);
-          pg[u] = load_pack_readonly<T, VEC>(dy + off + static_cast<int64_t>(i) * VEC);
+          py[u] = load_pack<T, VEC, true>(y + off + static_cast<int64_t>(i) * VEC);
+          pg[u] = load_pack<T, VEC, true>(dy + off + static_cast<int64_t>(i) * VEC);
         }
       }
 #pragma unroll
@@ -104,8 +104,8 @@ __global__ void __launch_bounds__(kMaxBlockThreads)
         py = buf_y[i];
         pg = buf_g[i];
       } else {
-        py = load_pack_readonly<T, VEC>(y + off + static_cast<int64_t>(i) * VEC);
-        pg = load_pack_readonly<T, VEC>(dy + off + static_cast<int64_t>(i) * VEC);
+        py = load_pack<T, VEC, true>(y + off + static_cast<int64_t>(i) * VEC);
+        pg = load_pack<T, VEC, true>(dy + off + static_cast<int64_t>(i) * VEC);
       }
       Pack<T, VEC> o;
 #pragma unroll

@@ -97,7 +97,7 @@ __global__ void __launch_bounds__(kWarp* regs_block_warps<WPR>(), 32 / regs_bloc
   P p[NV];
 #pragma unroll
   for (int j = 0; j < NV; ++j)
-    if (has(j)) p[j] = load_pack_readonly<T, VEC>(x + off + (j * kLanes + L) * VEC);
+    if (has(j)) p[j] = load_pack<T, VEC, true>(x + off + (j * kLanes + L) * VEC);
   if constexpr (STAGED) {
     for (int i = 0; i < ns && has(NV + i); ++i)
       cp_async16(slot + i * kLanesPerBlock, x + off + ((NV + i) * kLanes + L) * VEC);

@@ -18,7 +18,7 @@ __device__ __forceinline__ void warp_load_row(Pack<T, VEC> (&p)[NV], const T* __
 #pragma unroll
   for (int j = 0; j < NV; ++j) {
     const int c = (j * LANES + l) * VEC;
-    if (c < cols) p[j] = load_pack_readonly<T, VEC>(xr + c);  // cols % VEC == 0: the pack is inside
+    if (c < cols) p[j] = load_pack<T, VEC, true>(xr + c);  // cols % VEC == 0: the pack is inside
   }
 }
 
@@ -114,8 +114,8 @@ __global__ void __launch_bounds__(kWarp* kWarpRowsPerBlock, VEC > 1 ? 6 : 4)
   for (int j = 0; j < NV; ++j) {
     const int c = (j * LANES + l) * VEC;
     if (c < n) {
-      const Pack<T, VEC> py = load_pack_readonly<T, VEC>(y + off + c);
-      const Pack<T, VEC> pg = load_pack_readonly<T, VEC>(dy + off + c);
+      const Pack<T, VEC> py = load_pack<T, VEC, true>(y + off + c);
+      const Pack<T, VEC> pg = load_pack<T, VEC, true>(dy + off + c);
 #pragma unroll
       for (int k = 0; k < VEC; ++k) {
         yv[j][k] = to_float(py.v[k]);
