@@ -3,6 +3,7 @@
 #include <fstream>
 #include <optional>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -89,6 +90,17 @@ void write_file(const std::string& path, const std::string& content) {
   if (!file) throw UsageError{path + ": cannot write file"};
 }
 
+// The compared counters the suite declares no direction for, sorted, comma-separated.
+std::string undeclared_counters(const Report& report) {
+  std::set<std::string> names;
+  for (const PairResult& result : report.results)
+    for (const CounterResult& counter : result.counters)
+      if (!declared_counter(counter.name)) names.insert(counter.name);
+  std::string text;
+  for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
+  return text;
+}
+
 int compare(const Options& options, bool filters_mode, std::ostream& out, std::ostream& err, bool color_terminal) {
   const Settings settings = make_settings(options);
   const NameFilter filter = make_filter(options.filter);
@@ -121,6 +133,9 @@ int compare(const Options& options, bool filters_mode, std::ostream& out, std::o
                      std::string(options.filter.empty() ? "" : " (--filter '" + options.filter + "' matched none)")};
   }
 
+  if (const std::string undeclared = undeclared_counters(report); !undeclared.empty())
+    err << kProgram << ": note: counters with no declared direction (compare/counter_table.h), judged from "
+        << "their names: " << undeclared << "\n";
   if (options.format == "json") {
     out << render_json(report);
   } else if (options.format == "markdown") {

@@ -24,6 +24,7 @@ const char* to_string(Direction direction) {
 }
 
 Direction counter_direction(const std::string& name) {
+  if (const CounterKind* kind = declared_counter(name)) return kind->direction;
   std::string lower = name;
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
   if (ends_with(lower, "/s") || contains(lower, "per_second") || contains(lower, "%peak") ||

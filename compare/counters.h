@@ -1,18 +1,19 @@
-// Which way is better for a user counter, judged from its name (docs/design.md §5
-// vocabulary plus Google Benchmark's own names).
+// Which way is better for a user counter: the direction the suite declares for it
+// (counter_table.h), else judged from its name (Google Benchmark's own names, other tools').
 #pragma once
 
 #include <string>
 
-namespace gptbench::compare {
+#include "counter_table.h"
 
-enum class Direction { kHigherIsBetter, kLowerIsBetter, kInformational };
+namespace gptbench::compare {
 
 const char* to_string(Direction direction);
 
-// Rates (".../s", "*per_second*", "%peak", "FLOP/s", "tokens/s") are higher-is-better;
-// memory and sizes ("*mem*", "*bytes*", "*alloc*") and times ("*time*", "*latency*")
-// lower-is-better; anything else is informational.
+// The declared direction of a counter of the suite (counter_table.h). Otherwise: rates
+// (".../s", "*per_second*", "%peak", "FLOP/s", "tokens/s") are higher-is-better; memory and
+// sizes ("*mem*", "*bytes*", "*alloc*") and times ("*time*", "*latency*") lower-is-better;
+// anything else is informational.
 Direction counter_direction(const std::string& name);
 
 }  // namespace gptbench::compare

@@ -27,6 +27,27 @@ TEST(Cli, AAExitsZeroPlantedSlowdownExitsOne) {
   EXPECT_NE(slow.out.find("FAIL: 1 regression(s)"), std::string::npos);
 }
 
+// Counters the suite does not declare (compare/counter_table.h) are judged from their names,
+// and the note names them; declared ones pass silently.
+TEST(Cli, UndeclaredCountersAreNamedInANote) {
+  test_util::TempDir dir;
+  std::string rows;
+  for (int r = 0; r < 3; ++r) {
+    rows += std::string(r ? "," : "") +
+            R"({"name": "comm/x/manual_time", "family_index": 0, "per_family_instance_index": 0, )"
+            R"("run_name": "comm/x/manual_time", "run_type": "iteration", "repetitions": 3, "repetition_index": )" +
+            std::to_string(r) +
+            R"(, "threads": 1, "iterations": 10, "real_time": 100, "cpu_time": 100, "time_unit": "us", )"
+            R"("busbw_GBps": 300, "mystery_counter": 5})";
+  }
+  test_util::write_file(dir.file("run.json"), R"({"context": {}, "benchmarks": [)" + rows + "]}");
+  const auto result = run({"benchmarks", dir.file("run.json"), dir.file("run.json")});
+  EXPECT_EQ(result.code, 0) << result.err;
+  EXPECT_NE(result.err.find("note: counters with no declared direction"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("mystery_counter"), std::string::npos) << result.err;
+  EXPECT_EQ(result.err.find("busbw_GBps"), std::string::npos) << result.err;
+}
+
 TEST(Cli, FilterRestrictsTheComparison) {
   const auto result = run({"benchmarks", data_path("gb171_aa_base.json"), data_path("gb171_slow_new.json"),
                            "--threshold", kFixtureThresholdText, "--filter", "^gemm/"});
