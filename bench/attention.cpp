@@ -27,7 +27,7 @@
 #include "fixtures/dtype.h"
 #include "fixtures/family.h"
 #include "fixtures/options.h"
-#include "fixtures/runner.h"
+#include "fixtures/case_runner.h"
 #include "fixtures/verify.h"
 #include "model/config.h"
 #include "ops/attention_ref.h"

@@ -36,7 +36,7 @@
 #include "fixtures/family.h"
 #include "fixtures/model_cache.h"
 #include "fixtures/options.h"
-#include "fixtures/runner.h"
+#include "fixtures/case_runner.h"
 #include "fixtures/timer.h"
 #include "fixtures/train_step.h"
 #include "fixtures/verify.h"

@@ -19,7 +19,7 @@
 #include "fixtures/dist.h"
 #include "fixtures/family.h"
 #include "fixtures/options.h"
-#include "fixtures/runner.h"
+#include "fixtures/case_runner.h"
 #include "model/config.h"
 
 namespace gptbench {

@@ -16,7 +16,7 @@
 
 #include "fixtures/family.h"
 #include "fixtures/options.h"
-#include "fixtures/runner.h"
+#include "fixtures/case_runner.h"
 #ifdef GPTBENCH_WITH_CUDA
 #include "ops/fault_kernel.h"
 #endif

@@ -22,7 +22,7 @@
 #include "fixtures/memory.h"
 #include "fixtures/options.h"
 #include "fixtures/phases.h"
-#include "fixtures/runner.h"
+#include "fixtures/case_runner.h"
 #include "fixtures/timer.h"
 #include "fixtures/worker.h"
 

@@ -25,7 +25,7 @@
 #include "fixtures/family.h"
 #include "fixtures/model_cache.h"
 #include "fixtures/options.h"
-#include "fixtures/runner.h"
+#include "fixtures/case_runner.h"
 #include "fixtures/verify.h"
 #include "ops/optim/adafactor.h"
 #include "ops/optim/adam8bit.h"

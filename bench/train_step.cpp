@@ -34,7 +34,7 @@
 
 #include "fixtures/family.h"
 #include "fixtures/options.h"
-#include "fixtures/runner.h"
+#include "fixtures/case_runner.h"
 #include "fixtures/train_case.h"
 
 namespace gptbench {

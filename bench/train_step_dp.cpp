@@ -20,7 +20,7 @@
 #include "fixtures/dp_case.h"
 #include "fixtures/family.h"
 #include "fixtures/options.h"
-#include "fixtures/runner.h"
+#include "fixtures/case_runner.h"
 #include "model/config.h"
 
 namespace gptbench {

@@ -1,7 +1,7 @@
 // Sizes past which a model or a training step is a typo rather than an out-of-memory point.
 // gptbench rejects them when it parses its flags (one line, exit 2) instead of letting every
 // model-shaped benchmark fail in LibTorch's allocator; sizes within the limits that merely do
-// not fit the device still become per-benchmark "out of memory" skips (fixtures/runner.h).
+// not fit the device still become per-benchmark "out of memory" skips (fixtures/case_runner.h).
 #pragma once
 
 #include <cstdint>
