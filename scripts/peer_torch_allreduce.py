@@ -2,7 +2,8 @@
 """PyTorch-from-Python peer of gptbench's comm/all_reduce: torch.distributed.all_reduce on N
 GPUs (one process each, NCCL, started here with torch.multiprocessing: no torchrun), timed the
 way gptbench times it (fixtures/comm_case.h): per timed region max(1, min(50, 64 MiB / size))
-all-reduces between two CUDA events, 20 regions after 2 warm-up regions, mean per all-reduce.
+all-reduces between two CUDA events, 50 regions after 5 warm-up regions, the median region's
+time per all-reduce (as gptbench's rate counters).
 Bus bandwidth with nccl-tests' formula, algbw · 2(R−1)/R. Rank 0 writes the JSON.
 
   python3 scripts/peer_torch_allreduce.py --gpus 2 --out peer-allreduce.json
@@ -46,16 +47,16 @@ def worker(rank, world, port, sizes, dtype_name, regions, out):
         x.zero_()
         k = calls_per_region(nbytes)
         start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        total = 0.0
-        for region in range(regions + 2):
+        times = []
+        for region in range(regions + 5):
             start.record()
             for _ in range(k):
                 dist.all_reduce(x)
             stop.record()
             stop.synchronize()
-            if region >= 2:
-                total += start.elapsed_time(stop) * 1e-3
-        per = total / (regions * k)
+            if region >= 5:
+                times.append(start.elapsed_time(stop) * 1e-3 / k)
+        per = sorted(times)[len(times) // 2]
         algbw = n * esize / per / 1e9
         rows.append({"bytes": nbytes, "elements": n, "dtype": dtype_name, "check_ok": ok,
                      "time_us": per * 1e6, "algbw_GBps": algbw,
@@ -79,7 +80,7 @@ def main():
     ap.add_argument("--gpus", type=int, default=torch.cuda.device_count())
     ap.add_argument("--sizes", default=",".join(map(str, DEFAULT_SIZES)), help="bytes, comma-separated")
     ap.add_argument("--dtype", default="bf16", choices=sorted(DTYPES))
-    ap.add_argument("--regions", type=int, default=20)
+    ap.add_argument("--regions", type=int, default=50)
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     if a.gpus < 1 or a.gpus > torch.cuda.device_count():
