@@ -12,6 +12,7 @@
 # Expected on one H100 (from the model's predicted batches): 16 GiB ≈ 1.5 min, 24 GiB ≈ 2.5 min
 # (larger batches, and xl fits). Time-boxed: MEMORY_TIMEOUT seconds per part (default 100),
 # TESTS_TIMEOUT (default 60); SKIP_TESTS=1 skips the tests (a second call for another cap);
+# SKIP_BUILD=1 uses the build as it is (one run per GPU in parallel: CUDA_VISIBLE_DEVICES);
 # MEMORY_FILTER narrows the grid (default ^model/memory/).
 set -uo pipefail
 source "$(dirname "$0")/gpu-env.sh"
@@ -26,10 +27,12 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm 
   echo "no nvidia-smi: the family runs its CPU cases" >> "$OUT/gpu.txt"
 tee -a "$OUT/log.txt" < "$OUT/gpu.txt"
 
-t0=$(date +%s)
-GPTBENCH_TARGETS="gptbench gptbench_tests" "$ROOT/gptbench.sh" build > "$OUT/build.log" 2>&1 ||
-  { tail -30 "$OUT/build.log"; say "build failed"; exit 1; }
-say "build: $(( $(date +%s) - t0 )) s"
+if [ "${SKIP_BUILD:-0}" != 1 ]; then  # SKIP_BUILD=1: the build is there (parallel runs, one per GPU)
+  t0=$(date +%s)
+  GPTBENCH_TARGETS="gptbench gptbench_tests" "$ROOT/gptbench.sh" build > "$OUT/build.log" 2>&1 ||
+    { tail -30 "$OUT/build.log"; say "build failed"; exit 1; }
+  say "build: $(( $(date +%s) - t0 )) s"
+fi
 
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
   t0=$(date +%s)
