@@ -3,15 +3,17 @@
 //   ddp    bucketed (25 MiB) gradient all-reduce overlapped with the backward
 //   zero1  the same buckets reduce-scattered, the optimizer on this rank's shard, the updated
 //          parameters all-gathered (optimizer state 1/R per rank)
-//   fsdp-style parameter sharding is not offered.
+//   fsdp   the blocks' parameters sharded too, each block all-gathered for its forward and
+//          again for its recomputation (every block recomputed: ckpt:all), its gradients
+//          reduce-scattered (fixtures/dp_fsdp.h)
 //   names:    model/train_step_dp/<size>/<precision>/B:<b>/T:<t>/opt:<opt>/attn:sdpa/head:<h>/
-//             blocks:<k>/ranks:<R>/mode:<ddp|zero1>   (B is the per-GPU batch)
+//             blocks:<k>[/ckpt:all]/ranks:<R>/mode:<ddp|zero1|fsdp>   (B is the per-GPU batch)
 //   counters: tokens/s (all ranks), tokens_per_s_per_gpu, scaling_efficiency (against the
 //             one-GPU step of the same batch, ref_step_ms), exposed_comm_ms/_pct, phases,
 //             slowest_rank_step_ms, state_bytes / ref_state_bytes / state_ratio,
 //             peak_mem_max_rank_bytes, mfu_pct
 // Default: each --gptbench_models size at B×T of the options in bf16 with the one-GPU step's
-// fastest configuration (our AdamW where built, the fused LM head, fused blocks), both modes.
+// fastest configuration (our AdamW where built, the fused LM head, fused blocks), every mode.
 // CPU (Gloo): fp32, LibTorch's head and blocks, 256 KiB buckets. Run with gptbench-run --ranks N; plain
 // gptbench runs them with ranks:1. Every case runs a fixed number of steps on every rank.
 #include <algorithm>
@@ -30,11 +32,12 @@ GPTBENCH_FAMILY(train_step_dp) {
   const auto opts = train_optimizer_names();
   const bool ours = std::find(opts.begin(), opts.end(), "adamw") != opts.end();
   for (const auto& model : o.models)
-    for (DpMode mode : {DpMode::kDdp, DpMode::kZero1}) {
+    for (DpMode mode : {DpMode::kDdp, DpMode::kZero1, DpMode::kFsdp}) {
       DpCaseOptions dc;
       dc.ranks = rank_env().world;
       dc.dp.mode = mode;
       TrainConfig& tc = dc.dp.train;
+      if (mode == DpMode::kFsdp) tc.checkpointing.mode = CheckpointMode::kEveryBlock;
       tc.model = model_config(model);
       tc.batch = o.batch;
       tc.seq = o.seq;

@@ -65,6 +65,7 @@ using torch::autograd::variable_list;
 
 struct FnHolder : torch::CustomClassHolder {
   std::function<torch::Tensor(const torch::Tensor&)> fn;
+  std::function<void()> before_recompute;
 };
 
 constexpr c10::DeviceType kAutocastDevices[] = {c10::kCPU, c10::kCUDA};
@@ -164,6 +165,7 @@ class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> 
     for (size_t i = 0; i < gens.size() && i < states.size(); ++i) saved.emplace_back(gens[i], states[i]);
 
     auto input = x.detach().requires_grad_(true);
+    if (holder->before_recompute) holder->before_recompute();
     torch::Tensor y;
     {
       RngFork fork(std::move(saved));
@@ -180,20 +182,32 @@ class CheckpointFunction : public torch::autograd::Function<CheckpointFunction> 
 
 }  // namespace
 
+// Whether checkpoint(fn, x) runs fn plainly, keeping what autograd saves (see below).
+static bool runs_plainly(const torch::Tensor& x) { return at::GradMode::is_enabled() && !x.requires_grad(); }
+
 torch::Tensor checkpoint(const std::function<torch::Tensor(const torch::Tensor&)>& fn,
-                         const torch::Tensor& x) {
+                         const torch::Tensor& x, std::function<void()> before_recompute) {
   // Without grad mode nothing is saved anyway; an input that needs no gradient would leave the
   // function's output without a graph (parameters are not its inputs), so run it plainly.
   if (!at::GradMode::is_enabled() || !x.requires_grad()) return fn(x);
   auto holder = c10::make_intrusive<FnHolder>();
   holder->fn = fn;
+  holder->before_recompute = std::move(before_recompute);
   return CheckpointFunction::apply(x, holder);
 }
 
 torch::Tensor block_forward(BlockImpl& block, const torch::Tensor& x, int64_t layer,
-                            const CheckpointPolicy& policy) {
-  if (policy.whole_block(layer))
-    return checkpoint([&block](const torch::Tensor& t) { return block.forward(t); }, x);
+                            const CheckpointPolicy& policy, const BlockHooks* hooks) {
+  const bool use_hook = hooks && hooks->before_use;
+  if (use_hook) hooks->before_use(layer);
+  if (policy.whole_block(layer)) {
+    std::function<void()> again;
+    if (use_hook) again = [use = hooks->before_use, layer] { use(layer); };
+    const bool plain = runs_plainly(x);  // then autograd keeps the parameters: they must stay
+    auto y = checkpoint([&block](const torch::Tensor& t) { return block.forward(t); }, x, std::move(again));
+    if (hooks && hooks->after_forward && !plain) hooks->after_forward(layer);
+    return y;
+  }
   if (policy.attention_only()) {
     auto attn = [&block](const torch::Tensor& t) { return block.attn->forward(block.norm_1(t)); };
     auto [h, y] = block.add_norm_2(x, checkpoint(attn, x));  // (B, T, C) each

@@ -44,12 +44,23 @@ std::string checkpoint_policy_name(const CheckpointPolicy& policy);
 
 // y = fn(x), recomputed in backward instead of saved. Without grad mode (or when x needs no
 // gradient) this is fn(x). fn must be a pure function of x and of module parameters.
+// before_recompute, when set, runs in the backward just before fn runs again.
 torch::Tensor checkpoint(const std::function<torch::Tensor(const torch::Tensor&)>& fn,
-                         const torch::Tensor& x);
+                         const torch::Tensor& x, std::function<void()> before_recompute = {});
+
+// Calls around each use of a block's parameters, for a caller that keeps them elsewhere between
+// uses (fully sharded data parallelism, fixtures/dp_fsdp.h). Either may be empty.
+//   before_use(layer)     before the block's forward, and before its recomputation in the
+//                         backward when the block is recomputed whole
+//   after_forward(layer)  after the forward of a block recomputed whole: nothing of the block's
+//                         forward is kept, so its parameters may go until before_use again
+struct BlockHooks {
+  std::function<void(int64_t layer)> before_use, after_forward;
+};
 
 struct BlockImpl;
-// The forward of `block` (layer index `layer`) under `policy`.
+// The forward of `block` (layer index `layer`) under `policy`, with `hooks` when not null.
 torch::Tensor block_forward(BlockImpl& block, const torch::Tensor& x, int64_t layer,
-                            const CheckpointPolicy& policy);
+                            const CheckpointPolicy& policy, const BlockHooks* hooks = nullptr);
 
 }  // namespace gptbench

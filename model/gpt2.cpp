@@ -175,7 +175,7 @@ torch::Tensor GPT2Impl::forward_padded(const torch::Tensor& idx) {
   auto pos = at::arange(T, idx.options().dtype(at::kLong));
   auto x = wte->forward(idx) + wpe->forward(pos);  // (B, T, C)
   for (size_t i = 0; i < blocks.size(); ++i)
-    x = block_forward(*blocks[i], x, static_cast<int64_t>(i), checkpointing);
+    x = block_forward(*blocks[i], x, static_cast<int64_t>(i), checkpointing, &block_hooks);
   x = kernels == BlockKernels::kFused ? fused_layernorm(x, ln_f->weight, ln_f->bias, ln_eps(ln_f))
                                       : ln_f->forward(x);
   return at::matmul(x, wte->weight.t());  // tied LM head: (B, T, embedding rows)

@@ -95,6 +95,7 @@ struct GPT2Impl : torch::nn::Module {
 
   GPT2Config cfg;
   CheckpointPolicy checkpointing;  // activation recomputation of the blocks (model/checkpoint.h)
+  BlockHooks block_hooks;          // calls around each block's use (model/checkpoint.h)
   torch::nn::Embedding wte{nullptr}, wpe{nullptr};
   torch::nn::ModuleList h{nullptr};
   std::vector<Block> blocks;  // the entries of h, typed

@@ -53,7 +53,7 @@ def main():
               f"{pct if pct is not None else float('nan'):6.1f}")
     print("\nmodel/train_step_dp (GPT-2 per-GPU batch as named)")
     print(f"{'mode':>6} {'ranks':>5} {'tokens/s':>10} {'per GPU':>9} {'step ms':>8} {'slowest':>8} "
-          f"{'ref ms':>7} {'eff':>6} {'comm %':>7} {'state':>6}")
+          f"{'ref ms':>7} {'eff':>6} {'comm %':>7} {'state':>6} {'params':>6} {'peak GiB':>8}")
     for doc in (one, multi):
         for b in rows(doc):
             m = re.match(r"model/train_step_dp/.*/ranks:(\d+)/mode:(\w+)", b["name"])
@@ -64,7 +64,8 @@ def main():
             g = b.get
             print(f"{m.group(2):>6} {m.group(1):>5} {g('tokens/s', 0):10.0f} {g('tokens_per_s_per_gpu', 0):9.0f} "
                   f"{g('step_ms', 0):8.1f} {g('slowest_rank_step_ms', 0):8.1f} {g('ref_step_ms', 0):7.1f} "
-                  f"{g('scaling_efficiency', 0):6.3f} {g('exposed_comm_pct', 0):7.1f} {g('state_ratio', 0):6.3f}")
+                  f"{g('scaling_efficiency', 0):6.3f} {g('exposed_comm_pct', 0):7.1f} {g('state_ratio', 0):6.3f} "
+                  f"{g('param_ratio', 0):6.3f} {g('peak_mem_max_rank_bytes', 0) / 2**30:8.2f}")
 
 
 if __name__ == "__main__":
