@@ -13,7 +13,8 @@
 # (larger batches, and xl fits). Time-boxed: MEMORY_TIMEOUT seconds per part (default 100),
 # TESTS_TIMEOUT (default 60); SKIP_TESTS=1 skips the tests (a second call for another cap);
 # SKIP_BUILD=1 uses the build as it is (one run per GPU in parallel: CUDA_VISIBLE_DEVICES);
-# MEMORY_FILTER narrows the grid (default ^model/memory/).
+# MEMORY_FILTER narrows the grid (default ^model/memory/); MEMORY_PRECISIONS the parts (default
+# "bf16 tf32").
 set -uo pipefail
 source "$(dirname "$0")/gpu-env.sh"
 B=$GPTBENCH_BUILD_DIR
@@ -43,7 +44,7 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
 fi
 
 for cap in "${caps[@]}"; do
-  for prec in bf16 tf32; do
+  for prec in ${MEMORY_PRECISIONS:-bf16 tf32}; do
     [ "$prec" = tf32 ] && ! command -v nvidia-smi > /dev/null && continue  # the CPU runs one grid
     t0=$(date +%s)
     part="$OUT/memory-$cap-$prec"
