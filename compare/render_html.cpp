@@ -5,10 +5,18 @@
 #include <cmath>
 #include <sstream>
 
-#include "format.h"
+#include "results/format.h"
 #include "render.h"
 
 namespace gptbench::compare {
+using results::TimeKind;
+using results::format_change;
+using results::format_p_value;
+using results::format_percent;
+using results::format_ratio;
+using results::format_time;
+using results::html_escape;
+
 namespace {
 
 constexpr size_t kMaxChartRows = 300;  // largest |change| first when there are more

@@ -4,6 +4,12 @@
 #include <limits>
 
 namespace gptbench::compare {
+using results::Aggregate;
+using results::Benchmark;
+using results::CounterSeries;
+using results::RunStatus;
+using results::TimeKind;
+
 namespace {
 
 SideStats side_stats(const Benchmark& bench, TimeKind kind) {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "stats.h"  // compare/: median
+#include "compare/stats.h"
 
 namespace gptbench::history {
 

@@ -6,13 +6,13 @@
 #include <set>
 #include <sstream>
 
-#include "format.h"  // compare/
+#include "results/format.h"
 #include "svg.h"
 
 namespace gptbench::report {
 namespace {
 
-using compare::html_escape;
+using results::html_escape;
 
 double median(std::vector<double> v) {
   v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !std::isfinite(x); }), v.end());
@@ -141,7 +141,7 @@ double Entry::counter(const std::string& key, double fallback) const {
   return it == counters.end() || !std::isfinite(it->second) ? fallback : it->second;
 }
 
-Collected collect(const std::vector<compare::Run>& runs) {
+Collected collect(const std::vector<results::Run>& runs) {
   Collected c;
   std::map<std::string, int> seen;
   for (const auto& run : runs)
@@ -150,7 +150,7 @@ Collected collect(const std::vector<compare::Run>& runs) {
     c.contexts.push_back(run.context);
     c.sources.push_back(run.source);
     for (const auto& b : run.benchmarks) {
-      if (b.status != compare::RunStatus::kOk || b.repetitions.empty()) {
+      if (b.status != results::RunStatus::kOk || b.repetitions.empty()) {
         c.skipped.emplace_back(display_name(b.name), b.message);
         continue;
       }

@@ -7,12 +7,12 @@
 #include <limits>
 #include <sstream>
 
-#include "format.h"  // compare/: html_escape, format_si
+#include "results/format.h"
 
 namespace gptbench::report {
 namespace {
 
-using compare::html_escape;
+using results::html_escape;
 
 constexpr const char* kPalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
                                     "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
@@ -56,7 +56,7 @@ std::string legend(const std::vector<std::string>& names, double x, double y) {
 
 const char* palette(size_t i) { return kPalette[i % std::size(kPalette)]; }
 
-std::string short_number(double v) { return compare::format_si(v); }
+std::string short_number(double v) { return results::format_si(v); }
 
 std::string render_line_chart(const LineChart& c, const ChartMarks& marks) {
   constexpr double kW = 560, kH = 300, kLeft = 70, kTop = 30, kLegendW = 460;

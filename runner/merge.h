@@ -1,7 +1,7 @@
 // The merged result of a runner invocation: one Google Benchmark JSON document with one
 // context and the rows of every family, in the order the families ran.
 //
-// Why not compare/merge.h: merge_runs() merges *rounds* of the same benchmarks (it renumbers
+// Why not results/merge.h: merge_runs() merges *rounds* of the same benchmarks (it renumbers
 // repetitions and drops aggregate rows, which summarise one round). Families are disjoint sets
 // of benchmarks whose rows, aggregates included, must pass through unchanged; the runner uses
 // compare's loader (parse_run) to check every document it reads and the one it writes.

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <vector>
 
-#include "stats.h"
+#include "compare/stats.h"
 
 namespace gptbench::compare {
 namespace {

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace gptbench::compare {
+namespace gptbench::results {
 
 struct NamedText {
   std::string source;
@@ -25,4 +25,4 @@ nlohmann::json merge_runs(const std::vector<NamedText>& inputs);
 // Reads the files and merges them.
 nlohmann::json merge_run_files(const std::vector<std::string>& paths);
 
-}  // namespace gptbench::compare
+}  // namespace gptbench::results

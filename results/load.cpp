@@ -1,4 +1,4 @@
-#include "load.h"
+#include "results/load.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -15,9 +15,9 @@
 #include <nlohmann/json.hpp>
 #include <simdjson.h>
 
-#include "json_text.h"
+#include "results/json_text.h"
 
-namespace gptbench::compare {
+namespace gptbench::results {
 namespace {
 
 using nlohmann::json;
@@ -631,4 +631,4 @@ std::pair<Run, Run> load_run_files(const std::string& base_path, const std::stri
   return {std::move(base), contender.get()};
 }
 
-}  // namespace gptbench::compare
+}  // namespace gptbench::results

@@ -9,10 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "load.h"
-#include "test_util.h"
+#include "results/load.h"
 
-namespace gptbench::compare {
+namespace gptbench::results {
 namespace {
 
 // The run, or the error message.
@@ -36,12 +35,12 @@ void expect_agreement(const std::string& text, const std::string& what) {
 }
 
 TEST(ParserAgreement, EveryCommittedInput) {
-  const std::filesystem::path root(GPTBENCH_COMPARE_TEST_DATA);
+  const std::filesystem::path root(GPTBENCH_RESULTS_TEST_DATA);
   int files = 0;
   for (const char* dir : {"data", "corpus"}) {
     for (const auto& entry : std::filesystem::recursive_directory_iterator(root / dir)) {
       if (!entry.is_regular_file() || entry.path().extension() != ".json") continue;
-      expect_agreement(test_util::read_file(entry.path().string()), entry.path().string());
+      expect_agreement(read_text_file(entry.path().string()), entry.path().string());
       ++files;
     }
   }
@@ -71,4 +70,4 @@ TEST(ParserAgreement, NumberAndSyntaxEdgeCases) {
 }
 
 }  // namespace
-}  // namespace gptbench::compare
+}  // namespace gptbench::results

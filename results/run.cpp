@@ -1,8 +1,8 @@
-#include "run.h"
+#include "results/run.h"
 
 #include <cstring>
 
-namespace gptbench::compare {
+namespace gptbench::results {
 
 const char* to_string(RunStatus status) {
   switch (status) {
@@ -101,4 +101,4 @@ std::string first_difference(const Run& a, const Run& b) {
   return "";
 }
 
-}  // namespace gptbench::compare
+}  // namespace gptbench::results

@@ -1,12 +1,12 @@
-#include "merge.h"
+#include "results/merge.h"
 
 #include <optional>
 #include <unordered_map>
 
-#include "json_text.h"
-#include "load.h"
+#include "results/json_text.h"
+#include "results/load.h"
 
-namespace gptbench::compare {
+namespace gptbench::results {
 
 using nlohmann::json;
 
@@ -47,4 +47,4 @@ nlohmann::json merge_run_files(const std::vector<std::string>& paths) {
   return merge_runs(inputs);
 }
 
-}  // namespace gptbench::compare
+}  // namespace gptbench::results

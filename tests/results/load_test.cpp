@@ -3,14 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 
-#include "load.h"
-#include "test_util.h"
+#include "results/load.h"
 
-namespace gptbench::compare {
+namespace gptbench::results {
 namespace {
 
-using test_util::data_path;
+// A Google Benchmark JSON file of the compare tool's fixtures (tests/compare/data/).
+std::string data_path(const std::string& name) { return std::string(GPTBENCH_RESULTS_TEST_DATA) + "/data/" + name; }
 
 TEST(Load, RealGoogleBenchmark171RunWithRepetitionsAndAggregates) {
   const auto run = load_run_file(data_path("gb171_raw_reps.json"));
@@ -201,4 +202,4 @@ TEST(Load, ControlCharactersInNamesStayOnOneLine) {
 }
 
 }  // namespace
-}  // namespace gptbench::compare
+}  // namespace gptbench::results

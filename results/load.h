@@ -8,9 +8,9 @@
 #include <string_view>
 #include <utility>
 
-#include "run.h"
+#include "results/run.h"
 
-namespace gptbench::compare {
+namespace gptbench::results {
 
 class LoadError : public std::runtime_error {
  public:
@@ -35,4 +35,4 @@ Run load_run_file(const std::string& path);
 // the first file that fails, base first.
 std::pair<Run, Run> load_run_files(const std::string& base_path, const std::string& contender_path);
 
-}  // namespace gptbench::compare
+}  // namespace gptbench::results
