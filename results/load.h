@@ -8,6 +8,8 @@
 #include <string_view>
 #include <utility>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "results/run.h"
 
 namespace gptbench::results {
@@ -27,6 +29,11 @@ enum class Parser { kAuto, kNlohmann };
 
 // Parses JSON text; `source` names it in error messages.
 Run parse_run(std::string_view text, const std::string& source, Parser parser = Parser::kAuto);
+
+// parse_run with nlohmann's parser alone, which also builds the document (bare NaN, Infinity and
+// -Infinity as the strings "NaN", "Infinity", "-Infinity") in the same pass over the text: the
+// same Run or the same LoadError as parse_run.
+Run parse_run(std::string_view text, const std::string& source, nlohmann::json& document);
 
 // read_text_file + parse_run.
 Run load_run_file(const std::string& path);

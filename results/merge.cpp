@@ -1,9 +1,7 @@
 #include "results/merge.h"
 
-#include <optional>
 #include <unordered_map>
 
-#include "results/json_text.h"
 #include "results/load.h"
 
 namespace gptbench::results {
@@ -16,9 +14,8 @@ nlohmann::json merge_runs(const std::vector<NamedText>& inputs) {
   std::vector<std::string> order;
   std::unordered_map<std::string, std::vector<json>> rows_by_name;
   for (const NamedText& input : inputs) {
-    (void)parse_run(input.text, input.source);  // validates; throws LoadError
-    const std::optional<std::string> quoted = quote_nonfinite_literals(input.text);
-    json document = json::parse(quoted ? *quoted : input.text);
+    json document;
+    (void)parse_run(input.text, input.source, document);  // validates; throws LoadError
     if (&input == &inputs.front() && document.contains("context")) context = document["context"];
     for (json& row : document["benchmarks"]) {
       if (row.value("run_type", "iteration") == "aggregate") continue;

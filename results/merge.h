@@ -17,7 +17,8 @@ struct NamedText {
   std::string text;
 };
 
-// Every input is validated with parse_run first (LoadError on bad input).
+// Every input is parsed once, by parse_run, which validates it (LoadError on bad input) and
+// gives its document.
 // Aggregate rows are dropped (they summarise one round only); the context is
 // the first input's. Benchmarks keep the order of their first appearance.
 nlohmann::json merge_runs(const std::vector<NamedText>& inputs);

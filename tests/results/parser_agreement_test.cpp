@@ -1,7 +1,9 @@
 // The loader's two parsers (simdjson fast path, nlohmann SAX fallback) feed one validator and
 // must agree: the same Run, or the same error message, on every committed input (valid,
 // malformed, fuzz findings, seed corpus) and on number edge cases where the two libraries
-// classify tokens differently. The fuzz target checks the same property on random inputs.
+// classify tokens differently. The fuzz target checks the same property on random inputs. The
+// pass that also builds the document (merge_runs) gives the same Run or error, and the document
+// nlohmann::json::parse gives.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -9,6 +11,9 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "results/json_text.h"
 #include "results/load.h"
 
 namespace gptbench::results {
@@ -23,14 +28,30 @@ std::pair<std::optional<Run>, std::string> load(const std::string& text, Parser 
   }
 }
 
+// The run and its document from one pass (what merge_runs reads), or the error message.
+std::pair<std::optional<Run>, std::string> load_document(const std::string& text, nlohmann::json& document) {
+  try {
+    return {parse_run(text, "input.json", document), ""};
+  } catch (const LoadError& e) {
+    return {std::nullopt, e.what()};
+  }
+}
+
 void expect_agreement(const std::string& text, const std::string& what) {
   const auto [fast, fast_error] = load(text, Parser::kAuto);
   const auto [exact, exact_error] = load(text, Parser::kNlohmann);
+  nlohmann::json document;
+  const auto [with_document, document_error] = load_document(text, document);
   ASSERT_EQ(fast.has_value(), exact.has_value()) << what << ": " << fast_error << exact_error;
+  ASSERT_EQ(fast.has_value(), with_document.has_value()) << what << ": " << fast_error << document_error;
   if (fast) {
     EXPECT_EQ(first_difference(*fast, *exact), "") << what;
+    EXPECT_EQ(first_difference(*fast, *with_document), "") << what;
+    const std::optional<std::string> quoted = quote_nonfinite_literals(text);
+    EXPECT_EQ(document, nlohmann::json::parse(quoted ? *quoted : text)) << what;
   } else {
     EXPECT_EQ(fast_error, exact_error) << what;
+    EXPECT_EQ(fast_error, document_error) << what;
   }
 }
 
