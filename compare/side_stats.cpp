@@ -6,6 +6,7 @@
 #include <map>
 #include <utility>
 
+#include "results/median.h"
 #include "stats.h"
 
 namespace gptbench::compare {
@@ -14,6 +15,7 @@ using results::Aggregate;
 using results::Benchmark;
 using results::CounterSeries;
 using results::TimeKind;
+using results::median;
 
 namespace {
 

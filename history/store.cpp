@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compare/context.h"
-#include "compare/stats.h"
+#include "results/median.h"
 
 namespace gptbench::history {
 namespace {
@@ -70,9 +70,9 @@ class ResultWriter {
     std::vector<double> real = benchmark.samples(results::TimeKind::kReal);
     double median = NAN, q1 = NAN, q3 = NAN;
     if (!real.empty()) {
-      median = compare::median(real);
-      q1 = compare::quantile(real, 0.25);
-      q3 = compare::quantile(real, 0.75);
+      median = results::median(real);
+      q1 = results::quantile(real, 0.25);
+      q3 = results::quantile(real, 0.75);
     } else if (const results::Aggregate* aggregate = benchmark.aggregate("median"); aggregate && aggregate->has_time) {
       median = q1 = q3 = aggregate->real_ns;  // aggregates-only run: the median row is all there is
     }
