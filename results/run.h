@@ -11,7 +11,8 @@
 
 namespace gptbench::results {
 
-// Whether a benchmark ran, or was stopped by SkipWithError / SkipWithMessage.
+// Whether a benchmark ran, or was stopped by SkipWithError / SkipWithMessage; in order of
+// severity (a benchmark keeps the worst status among its rows).
 enum class RunStatus { kOk, kSkipped, kErrored };
 
 const char* to_string(RunStatus status);
