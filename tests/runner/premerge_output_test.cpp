@@ -1,5 +1,5 @@
 // gptbench-premerge's output documents (runner/premerge_output.h) from a hand-made record:
-// base.json/new.json load with gptbench-compare's loader and hold what was recorded.
+// base.json/new.json load with the loader (results/load.h) and hold what was recorded.
 #include "premerge_output.h"
 
 #include <gtest/gtest.h>
