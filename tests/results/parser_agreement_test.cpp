@@ -6,6 +6,8 @@
 // nlohmann::json::parse gives.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -37,6 +39,28 @@ std::pair<std::optional<Run>, std::string> load_document(const std::string& text
   }
 }
 
+// How deeply arrays and objects nest in `text`: the fuzz findings nest up to 100,000 deep, too
+// deep for nlohmann::json's recursive comparison.
+size_t nesting(const std::string& text) {
+  size_t depth = 0;
+  size_t deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 void expect_agreement(const std::string& text, const std::string& what) {
   const auto [fast, fast_error] = load(text, Parser::kAuto);
   const auto [exact, exact_error] = load(text, Parser::kNlohmann);
@@ -47,8 +71,10 @@ void expect_agreement(const std::string& text, const std::string& what) {
   if (fast) {
     EXPECT_EQ(first_difference(*fast, *exact), "") << what;
     EXPECT_EQ(first_difference(*fast, *with_document), "") << what;
-    const std::optional<std::string> quoted = quote_nonfinite_literals(text);
-    EXPECT_EQ(document, nlohmann::json::parse(quoted ? *quoted : text)) << what;
+    if (nesting(text) <= 100) {
+      const std::optional<std::string> quoted = quote_nonfinite_literals(text);
+      EXPECT_EQ(document, nlohmann::json::parse(quoted ? *quoted : text)) << what;
+    }
   } else {
     EXPECT_EQ(fast_error, exact_error) << what;
     EXPECT_EQ(fast_error, document_error) << what;
