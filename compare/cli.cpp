@@ -10,13 +10,21 @@
 #include <CLI/CLI.hpp>
 
 #include "cli_parse.h"
-#include "load.h"
-#include "merge.h"
+#include "results/load.h"
+#include "results/merge.h"
 #include "pair.h"
 #include "render.h"
 #include "report.h"
 
 namespace gptbench::compare {
+using results::LoadError;
+using results::Run;
+using results::TimeKind;
+using results::load_run_file;
+using results::load_run_files;
+using results::merge_run_files;
+using results::read_text_file;
+
 namespace {
 
 constexpr int kExitUsage = 2;

@@ -11,13 +11,14 @@
 #include <string>
 #include <string_view>
 
-#include "load.h"
+#include "results/load.h"
 #include "pair.h"
 #include "report.h"
 
 namespace {
 
 using namespace gptbench::compare;
+using namespace gptbench::results;
 
 // The run, or the error message as the second member.
 std::pair<std::optional<Run>, std::string> load(std::string_view text, Parser parser) {

@@ -3,6 +3,9 @@
 #include <unordered_set>
 
 namespace gptbench::compare {
+using results::Benchmark;
+using results::Run;
+
 namespace {
 
 std::string join_path(const std::vector<std::string>& segments) {

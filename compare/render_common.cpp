@@ -2,9 +2,10 @@
 
 #include <cstdio>
 
-#include "format.h"
+#include "results/format.h"
 
 namespace gptbench::compare {
+using results::format_percent;
 
 std::vector<const PairResult*> notable_results(const Report& report) {
   std::vector<const PairResult*> out;

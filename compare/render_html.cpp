@@ -4,11 +4,22 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <string>
 
-#include "format.h"
+#include "results/format.h"
+#include "results/svg.h"
 #include "render.h"
 
 namespace gptbench::compare {
+using results::SvgWriter;
+using results::TimeKind;
+using results::format_change;
+using results::format_p_value;
+using results::format_percent;
+using results::format_ratio;
+using results::format_time;
+using results::html_escape;
+
 namespace {
 
 constexpr size_t kMaxChartRows = 300;  // largest |change| first when there are more
@@ -27,13 +38,6 @@ const char* verdict_fill(Verdict verdict) {
     case Verdict::kNotCompared: return "#e6a100";
     default: return "#7f7f7f";
   }
-}
-
-std::string num(double value) {
-  std::ostringstream out;
-  out.precision(1);
-  out << std::fixed << value;
-  return out.str();
 }
 
 // A horizontal axis of relative change in [-range, range] mapped to pixels.
@@ -55,17 +59,13 @@ class ChangeAxis {
   bool clipped(double change) const { return std::fabs(change) > range_; }
 
   // Grid lines and tick labels at the bottom of a plot `height` high.
-  std::string draw(double top, double height) const {
-    std::ostringstream out;
+  void draw(SvgWriter& svg, double top, double height) const {
     for (int i = -4; i <= 4; ++i) {
       const double change = range_ * i / 4;
       const double px = x(change);
-      out << "<line x1='" << num(px) << "' y1='" << num(top) << "' x2='" << num(px) << "' y2='" << num(top + height)
-          << "' stroke='" << (i == 0 ? "#333" : "#ddd") << "'/>";
-      out << "<text x='" << num(px) << "' y='" << num(top + height + 14) << "' class='tick'>"
-          << html_escape(format_change(change)) << "</text>";
+      svg.element("line", {{"x1", px}, {"y1", top}, {"x2", px}, {"y2", top + height}, {"stroke", i == 0 ? "#333" : "#ddd"}});
+      svg.text("text", {{"x", px}, {"y", top + height + 14}, {"class", "tick"}}, format_change(change));
     }
-    return out.str();
   }
 
  private:
@@ -75,6 +75,12 @@ class ChangeAxis {
 std::string short_label(const std::string& name) {
   constexpr size_t kMax = 62;
   return name.size() <= kMax ? name : "..." + name.substr(name.size() - (kMax - 3));
+}
+
+// The <svg> element of a chart `height` high (the axis below it added).
+void open_chart(SvgWriter& svg, double height, const char* label) {
+  svg.open("svg", {{"width", kLabelWidth + kPlotWidth + 20}, {"height", height + kAxisHeight}, {"role", "img"},
+                   {"aria-label", label}});
 }
 
 bool has_time(const PairResult& result) {
@@ -109,33 +115,35 @@ std::string change_chart(const Report& report) {
                                     std::to_string(total) + " changes."
                               : std::string())
       << "</p>\n";
-  out << "<svg width='" << num(kLabelWidth + kPlotWidth + 20) << "' height='"
-      << num(height + kAxisHeight) << "' role='img' aria-label='change per benchmark'>";
+  SvgWriter svg(out);
+  open_chart(svg, height, "change per benchmark");
   for (size_t i = 0; i < rows.size(); ++i) {
     const PairResult& row = *rows[i];
     const double y = i * kRowHeight;
     const double band_lo = axis.x(-row.time.threshold);
     const double band_hi = axis.x(row.time.threshold);
-    out << "<rect x='" << num(band_lo) << "' y='" << num(y + 1) << "' width='" << num(band_hi - band_lo)
-        << "' height='" << num(kRowHeight - 2) << "' fill='#eef2f7'/>";
+    svg.element("rect", {{"x", band_lo}, {"y", y + 1}, {"width", band_hi - band_lo}, {"height", kRowHeight - 2},
+                         {"fill", "#eef2f7"}});
   }
-  out << axis.draw(0, height);
+  axis.draw(svg, 0, height);
   for (size_t i = 0; i < rows.size(); ++i) {
     const PairResult& row = *rows[i];
     const double mid = i * kRowHeight + kRowHeight / 2;
     const double noise = std::isfinite(row.time.uncertainty) ? row.time.uncertainty : 0;
     const char* fill = verdict_fill(row.verdict);
-    out << "<g><title>" << html_escape(row.name) << ": " << html_escape(format_change(row.time.change)) << " +/- "
-        << html_escape(format_percent(row.time.uncertainty)) << ", " << to_string(row.verdict) << "</title>";
-    out << "<text x='" << num(kLabelWidth - 6) << "' y='" << num(mid + 4) << "' class='label'>"
-        << html_escape(short_label(row.name)) << "</text>";
-    out << "<line x1='" << num(axis.x(row.time.change - noise)) << "' y1='" << num(mid) << "' x2='"
-        << num(axis.x(row.time.change + noise)) << "' y2='" << num(mid) << "' stroke='" << fill
-        << "' stroke-width='2'/>";
-    out << "<circle cx='" << num(axis.x(row.time.change)) << "' cy='" << num(mid) << "' r='4' fill='" << fill << "'"
-        << (axis.clipped(row.time.change) ? " stroke='#000'" : "") << "/></g>";
+    svg.open("g", {});
+    svg.text("title", {},
+             row.name + ": " + format_change(row.time.change) + " +/- " + format_percent(row.time.uncertainty) + ", " +
+                 to_string(row.verdict));
+    svg.text("text", {{"x", kLabelWidth - 6}, {"y", mid + 4}, {"class", "label"}}, short_label(row.name));
+    svg.element("line", {{"x1", axis.x(row.time.change - noise)}, {"y1", mid}, {"x2", axis.x(row.time.change + noise)},
+                         {"y2", mid}, {"stroke", fill}, {"stroke-width", "2"}});
+    svg.element("circle", {{"cx", axis.x(row.time.change)}, {"cy", mid}, {"r", "4"}, {"fill", fill},
+                           {axis.clipped(row.time.change) ? "stroke" : nullptr, "#000"}});
+    svg.close("g");
   }
-  out << "</svg>\n";
+  svg.close("svg");
+  out << "\n";
   return out.str();
 }
 
@@ -157,30 +165,32 @@ std::string family_chart(const Report& report) {
   const double height = bars.size() * row;
   std::ostringstream out;
   out << "<h2>Geometric mean of time ratios per family</h2>\n";
-  out << "<svg width='" << num(kLabelWidth + kPlotWidth + 20) << "' height='"
-      << num(height + kAxisHeight) << "' role='img' aria-label='geomean per family'>";
-  out << axis.draw(0, height);
+  SvgWriter svg(out);
+  open_chart(svg, height, "geomean per family");
+  axis.draw(svg, 0, height);
   const double threshold = report.settings.thresholds.default_threshold();
   for (double t : {-threshold, threshold}) {
-    out << "<line x1='" << num(axis.x(t)) << "' y1='0' x2='" << num(axis.x(t)) << "' y2='" << num(height)
-        << "' stroke='#999' stroke-dasharray='4 3'/>";
+    svg.element("line", {{"x1", axis.x(t)}, {"y1", "0"}, {"x2", axis.x(t)}, {"y2", height}, {"stroke", "#999"},
+                         {"stroke-dasharray", "4 3"}});
   }
   for (size_t i = 0; i < bars.size(); ++i) {
     const Bar& bar = bars[i];
     const double y = i * row;
-    out << "<text x='" << num(kLabelWidth - 6) << "' y='" << num(y + row / 2 + 4) << "' class='label'>"
-        << html_escape(bar.label) << " (" << bar.pairs << ")</text>";
+    svg.text("text", {{"x", kLabelWidth - 6}, {"y", y + row / 2 + 4}, {"class", "label"}},
+             bar.label + " (" + std::to_string(bar.pairs) + ")");
     if (!std::isfinite(bar.change)) continue;
     const double x0 = axis.x(0);
     const double x1 = axis.x(bar.change);
     const char* fill = bar.change > threshold ? "#d62728" : bar.change < -threshold ? "#2ca02c" : "#7f9fbf";
-    out << "<rect x='" << num(std::min(x0, x1)) << "' y='" << num(y + 4) << "' width='"
-        << num(std::max(std::fabs(x1 - x0), 1.0)) << "' height='" << num(row - 8) << "' fill='" << fill
-        << "'><title>" << html_escape(bar.label) << ": " << html_escape(format_change(bar.change)) << "</title></rect>";
-    out << "<text x='" << num(x1 + (bar.change >= 0 ? 4 : -4)) << "' y='" << num(y + row / 2 + 4) << "' class='"
-        << (bar.change >= 0 ? "value" : "value-left") << "'>" << html_escape(format_change(bar.change)) << "</text>";
+    svg.titled("rect", {{"x", std::min(x0, x1)}, {"y", y + 4}, {"width", std::max(std::fabs(x1 - x0), 1.0)},
+                        {"height", row - 8}, {"fill", fill}},
+               bar.label + ": " + format_change(bar.change));
+    svg.text("text", {{"x", x1 + (bar.change >= 0 ? 4 : -4)}, {"y", y + row / 2 + 4},
+                      {"class", bar.change >= 0 ? "value" : "value-left"}},
+             format_change(bar.change));
   }
-  out << "</svg>\n";
+  svg.close("svg");
+  out << "\n";
   return out.str();
 }
 

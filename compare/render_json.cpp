@@ -2,10 +2,13 @@
 // statistics and samples, the U test, counters, and the summary.
 #include <nlohmann/json.hpp>
 
-#include "json_writer.h"
+#include "results/json_writer.h"
 #include "render.h"
 
 namespace gptbench::compare {
+using results::JsonWriter;
+using results::TimeKind;
+
 namespace {
 
 using nlohmann::json;

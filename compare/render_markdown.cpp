@@ -2,10 +2,17 @@
 // the notable rows, then every row in a collapsed <details> block.
 #include <sstream>
 
-#include "format.h"
+#include "results/format.h"
 #include "render.h"
 
 namespace gptbench::compare {
+using results::format_change;
+using results::format_p_value;
+using results::format_percent;
+using results::format_ratio;
+using results::format_time;
+using results::markdown_escape;
+
 namespace {
 
 constexpr size_t kMaxListed = 50;  // added/removed names listed before "and N more"

@@ -3,10 +3,18 @@
 #include <algorithm>
 #include <sstream>
 
-#include "format.h"
+#include "results/format.h"
 #include "render.h"
 
 namespace gptbench::compare {
+using results::TimeKind;
+using results::format_change;
+using results::format_p_value;
+using results::format_percent;
+using results::format_ratio;
+using results::format_si;
+using results::format_time;
+
 namespace {
 
 constexpr const char* kRed = "\033[31m";

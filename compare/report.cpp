@@ -1,53 +1,15 @@
 #include "report.h"
 
 #include <cmath>
-#include <limits>
+#include <map>
 
 namespace gptbench::compare {
+using results::Aggregate;
+using results::Benchmark;
+using results::CounterSeries;
+using results::RunStatus;
+
 namespace {
-
-SideStats side_stats(const Benchmark& bench, TimeKind kind) {
-  if (!bench.repetitions.empty()) return describe(bench.samples(kind), bench.processes());
-  // Aggregates only (--benchmark_report_aggregates_only): median, else mean.
-  SideStats stats;
-  stats.aggregates_only = true;
-  stats.n = static_cast<size_t>(std::max<int64_t>(bench.declared_repetitions, 0));
-  const Aggregate* central = bench.aggregate("median");
-  if (central == nullptr || !central->has_time) central = bench.aggregate("mean");
-  if (central != nullptr && central->has_time) {
-    stats.median = kind == TimeKind::kReal ? central->real_ns : central->cpu_ns;
-  } else {
-    stats.median = std::numeric_limits<double>::quiet_NaN();
-  }
-  const Aggregate* mean_row = bench.aggregate("mean");
-  stats.mean = mean_row != nullptr && mean_row->has_time ? (kind == TimeKind::kReal ? mean_row->real_ns : mean_row->cpu_ns)
-                                                          : stats.median;
-  const Aggregate* stddev_row = bench.aggregate("stddev");
-  if (stddev_row != nullptr && stddev_row->has_time) {
-    stats.stddev = kind == TimeKind::kReal ? stddev_row->real_ns : stddev_row->cpu_ns;
-  }
-  stats.cv = stats.mean > 0 ? stats.stddev / stats.mean : 0;
-  stats.median_error = relative_median_error(stats.stddev, stats.median, stats.n);
-  stats.min = stats.max = stats.median;
-  return stats;
-}
-
-SideStats counter_stats(const Benchmark& bench, const std::string& name) {
-  if (const CounterSeries* series = bench.counter(name)) return describe(series->values, series->processes);
-  SideStats stats;
-  stats.aggregates_only = true;
-  for (const char* aggregate_name : {"median", "mean"}) {
-    if (const Aggregate* agg = bench.aggregate(aggregate_name)) {
-      const auto it = agg->counters.find(name);
-      if (it != agg->counters.end()) {
-        stats.median = stats.mean = stats.min = stats.max = it->second;
-        return stats;
-      }
-    }
-  }
-  stats.median = std::numeric_limits<double>::quiet_NaN();
-  return stats;
-}
 
 // Counter names of a benchmark: from its repetitions, else its aggregate rows.
 std::vector<std::string> counter_names(const Benchmark& bench) {
@@ -96,8 +58,8 @@ PairResult compare_pair(const BenchmarkPair& pair, const Settings& settings) {
     result.verdict = broke ? Verdict::kBroken : Verdict::kNotCompared;
     return result;
   }
-  SideStats base_time = side_stats(*pair.base, settings.time);
-  SideStats contender_time = side_stats(*pair.contender, settings.time);
+  SideStats base_time = time_stats(*pair.base, settings.time);
+  SideStats contender_time = time_stats(*pair.contender, settings.time);
   if (std::isnan(base_time.median) || std::isnan(contender_time.median)) {
     result.status_message = "no time to compare (only complexity rows such as BigO/RMS)";
     result.verdict = Verdict::kNotCompared;

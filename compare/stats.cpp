@@ -58,8 +58,6 @@ std::pair<double, double> rank_sum_and_ties(const std::vector<double>& x, const 
 
 }  // namespace
 
-double median(std::vector<double> values) { return quantile(std::move(values), 0.5); }
-
 double mean(const std::vector<double>& values) {
   if (values.empty()) return kNaN;
   return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
@@ -77,16 +75,6 @@ double coefficient_of_variation(const std::vector<double>& values) {
   const double m = mean(values);
   if (!(m > 0)) return values.size() < 2 ? 0 : kNaN;
   return sample_stddev(values) / m;
-}
-
-double quantile(std::vector<double> values, double q) {
-  if (values.empty()) return kNaN;
-  std::sort(values.begin(), values.end());
-  const double position = q * static_cast<double>(values.size() - 1);
-  const size_t lower = static_cast<size_t>(std::floor(position));
-  const size_t upper = std::min(lower + 1, values.size() - 1);
-  const double fraction = position - static_cast<double>(lower);
-  return values[lower] + (values[upper] - values[lower]) * fraction;
 }
 
 double geometric_mean(const std::vector<double>& ratios) {

@@ -1,4 +1,4 @@
-// Descriptive statistics over repetitions and the two-sided Mann-Whitney U
+// Descriptive statistics over repetitions (the median: results/median.h) and the two-sided Mann-Whitney U
 // test, computed the way scipy.stats.mannwhitneyu(x, y, alternative='two-sided')
 // does with its default method='auto' (see docs/compare.md, "Statistics").
 #pragma once
@@ -8,11 +8,9 @@
 
 namespace gptbench::compare {
 
-double median(std::vector<double> values);  // NaN for an empty input
 double mean(const std::vector<double>& values);
 double sample_stddev(const std::vector<double>& values);  // n-1 denominator; 0 for n < 2
 double coefficient_of_variation(const std::vector<double>& values);  // stddev / mean
-double quantile(std::vector<double> values, double q);  // linear interpolation, q in [0, 1]
 double geometric_mean(const std::vector<double>& ratios);  // of positive finite values; NaN if none
 
 enum class UTestMethod { kExact, kAsymptotic };

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
-#include <map>
 #include <string>
 
 namespace gptbench::compare {
@@ -64,60 +63,7 @@ const char* to_string(Verdict verdict) {
   return "?";
 }
 
-constexpr double kMadToSigma = 1.4826;          // MAD of a normal sample -> sigma
-constexpr double kMedianEfficiency = 1.2533;    // sqrt(pi/2): SE(median) / SE(mean)
 constexpr double kInterval95 = 1.96;
-
-double relative_median_error(double spread, double center, size_t n) {
-  if (n == 0 || !(center > 0) || !std::isfinite(spread)) return std::numeric_limits<double>::infinity();
-  return kMedianEfficiency * spread / (center * std::sqrt(static_cast<double>(n)));
-}
-
-SideStats describe(std::vector<double> samples, const std::vector<int64_t>& processes) {
-  SideStats stats = describe(std::move(samples));
-  if (processes.size() != stats.samples.size()) return stats;
-  std::map<int64_t, std::vector<double>> by_process;  // -1 (no process_index) sorts first
-  bool named = false;
-  for (size_t i = 0; i < processes.size(); ++i) {
-    by_process[processes[i]].push_back(stats.samples[i]);
-    named = named || processes[i] >= 0;
-  }
-  if (!named) return stats;
-  stats.processes = by_process.size();
-  for (auto& [process, values] : by_process) stats.process_medians.push_back(median(std::move(values)));
-  if (stats.processes >= 2) {
-    const auto [lo, hi] = std::minmax_element(stats.process_medians.begin(), stats.process_medians.end());
-    const double range = *hi - *lo;
-    if (stats.median > 0) {
-      stats.process_spread = range / stats.median;
-    } else {
-      stats.process_spread = range > 0 ? std::numeric_limits<double>::infinity() : 0;
-    }
-  }
-  return stats;
-}
-
-SideStats describe(std::vector<double> samples) {
-  SideStats stats;
-  stats.n = samples.size();
-  if (!samples.empty()) {
-    stats.median = median(samples);
-    stats.mean = mean(samples);
-    stats.stddev = sample_stddev(samples);
-    stats.cv = coefficient_of_variation(samples);
-    const auto [lo, hi] = std::minmax_element(samples.begin(), samples.end());
-    stats.min = *lo;
-    stats.max = *hi;
-    std::vector<double> deviations;
-    deviations.reserve(samples.size());
-    for (double v : samples) deviations.push_back(std::fabs(v - stats.median));
-    stats.mad = median(std::move(deviations));
-    stats.median_error = relative_median_error(kMadToSigma * stats.mad, stats.median, stats.n);
-    if (stats.median > 0) stats.robust_cv = kMadToSigma * stats.mad / stats.median;
-  }
-  stats.samples = std::move(samples);
-  return stats;
-}
 
 bool too_noisy(const MetricComparison& metric) {
   return metric.uncertainty > metric.threshold || metric.base.robust_cv > metric.threshold ||

@@ -8,14 +8,14 @@
 #include <CLI/CLI.hpp>
 
 #include "baseline.h"
-#include "cli_parse.h"  // compare/
-#include "format.h"  // compare/
+#include "compare/cli_parse.h"
+#include "results/format.h"
 #include "git.h"
-#include "load.h"    // compare/
-#include "render.h"  // compare/
+#include "results/load.h"
+#include "compare/render.h"
 #include "series.h"
 #include "store.h"
-#include "thresholds.h"  // compare/
+#include "compare/thresholds.h"
 #include "trend_html.h"
 
 namespace gptbench::history {
@@ -33,10 +33,10 @@ struct Options {
   double min_step = 0.02;
 };
 
-compare::Run load(const std::string& path) {
+results::Run load(const std::string& path) {
   try {
-    return compare::load_run_file(path);
-  } catch (const compare::LoadError& error) {
+    return results::load_run_file(path);
+  } catch (const results::LoadError& error) {
     throw HistoryError(error.what());
   }
 }
@@ -68,7 +68,7 @@ History matching_history(Database& db, const Options& options) {
 int add(const Options& options, std::ostream& out) {
   if (!options.source.empty() && options.add_paths.size() > 1) throw HistoryError("--source names one RUN, not several");
   // Every file is loaded before any is added: a bad one among them adds nothing.
-  std::vector<compare::Run> runs;
+  std::vector<results::Run> runs;
   for (const std::string& path : options.add_paths) {
     runs.push_back(load(path));
     if (!options.source.empty()) runs.back().source = options.source;
@@ -121,13 +121,13 @@ int show(const Options& options, std::ostream& out) {
       for (const SeriesPoint& point : series.points) {
         const RunInfo& run = history.runs[point.run];
         std::snprintf(line, sizeof line, "  %5lld  %-25s  %-10s  %10s  %10s  %10s\n", static_cast<long long>(run.id),
-                      run.date.c_str(), short_commit(run.commit).c_str(), compare::format_time(point.median).c_str(),
-                      compare::format_time(point.q1).c_str(), compare::format_time(point.q3).c_str());
+                      run.date.c_str(), short_commit(run.commit).c_str(), results::format_time(point.median).c_str(),
+                      results::format_time(point.q1).c_str(), results::format_time(point.q3).c_str());
         out << line;
       }
       for (const Step& step : series.steps) {
-        out << "  step " << compare::format_change(step.change) << " (" << compare::format_time(step.before) << " -> "
-            << compare::format_time(step.after) << ") between " << step_range(history, series, step) << "\n";
+        out << "  step " << results::format_change(step.change) << " (" << results::format_time(step.before) << " -> "
+            << results::format_time(step.after) << ") between " << step_range(history, series, step) << "\n";
       }
     }
   }
@@ -163,7 +163,7 @@ int baseline(const Options& options, std::ostream& out, std::ostream& err) {
 }
 
 int check(const Options& options, std::ostream& out, std::ostream& err) {
-  const compare::Run run = load(options.run_path);
+  const results::Run run = load(options.run_path);
   Database db(options.db, Database::Mode::kExisting);
   const std::string device = device_of(run.context);
   const RunSelection selection =
@@ -173,7 +173,7 @@ int check(const Options& options, std::ostream& out, std::ostream& err) {
     err << kProgram << ": note: no earlier run in this run's environment; comparing with runs on " << device << "\n";
   }
   note_environments(selection, err);
-  const compare::Run base = pooled_baseline(db, selection);
+  const results::Run base = pooled_baseline(db, selection);
   compare::Settings settings;
   try {
     settings.thresholds.set_default(compare::parse_threshold(options.threshold));

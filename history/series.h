@@ -8,7 +8,7 @@
 
 #include "changepoint.h"
 #include "database.h"
-#include "pair.h"  // compare/: NameFilter
+#include "compare/pair.h"
 #include "store.h"
 
 namespace gptbench::history {

@@ -6,20 +6,19 @@
 #include <set>
 #include <sstream>
 
-#include "format.h"  // compare/
+#include "results/format.h"
+#include "results/median.h"
 #include "svg.h"
 
 namespace gptbench::report {
 namespace {
 
-using compare::html_escape;
+using results::html_escape;
 
-double median(std::vector<double> v) {
+// The median of the finite values (a counter may hold NaN or infinity); NaN when none is.
+double finite_median(std::vector<double> v) {
   v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !std::isfinite(x); }), v.end());
-  if (v.empty()) return std::nan("");
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  return results::median(std::move(v));
 }
 
 std::vector<std::string> segments(const std::string& name) {
@@ -141,7 +140,7 @@ double Entry::counter(const std::string& key, double fallback) const {
   return it == counters.end() || !std::isfinite(it->second) ? fallback : it->second;
 }
 
-Collected collect(const std::vector<compare::Run>& runs) {
+Collected collect(const std::vector<results::Run>& runs) {
   Collected c;
   std::map<std::string, int> seen;
   for (const auto& run : runs)
@@ -150,7 +149,7 @@ Collected collect(const std::vector<compare::Run>& runs) {
     c.contexts.push_back(run.context);
     c.sources.push_back(run.source);
     for (const auto& b : run.benchmarks) {
-      if (b.status != compare::RunStatus::kOk || b.repetitions.empty()) {
+      if (b.status != results::RunStatus::kOk || b.repetitions.empty()) {
         c.skipped.emplace_back(display_name(b.name), b.message);
         continue;
       }
@@ -160,8 +159,8 @@ Collected collect(const std::vector<compare::Run>& runs) {
       e.label = seen[b.name] > 1 ? e.name + " [" + file_stem(run.source) + "]" : e.name;
       std::vector<double> t;
       for (const auto& r : b.repetitions) t.push_back(r.real_ns / 1e6);
-      e.real_ms = median(t);
-      for (const auto& cs : b.counters) e.counters[cs.name] = median(cs.values);
+      e.real_ms = finite_median(t);
+      for (const auto& cs : b.counters) e.counters[cs.name] = finite_median(cs.values);
       c.entries.push_back(std::move(e));
     }
   }

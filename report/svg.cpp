@@ -1,28 +1,22 @@
 #include "svg.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <sstream>
 
-#include "format.h"  // compare/: html_escape, format_si
+#include "results/format.h"
+#include "results/svg.h"
 
 namespace gptbench::report {
 namespace {
 
-using compare::html_escape;
+using results::SvgWriter;
+using results::svg_number;
 
 constexpr const char* kPalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
                                     "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
-
-// Coordinates with one decimal (std::to_chars: a page of many charts formats millions of them).
-std::string num(double v) {
-  char buf[32];
-  const auto result = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, 1);
-  return std::string(buf, result.ptr);
-}
 
 // Up to ~6 "nice" ticks covering [lo, hi].
 std::vector<double> nice_ticks(double lo, double hi) {
@@ -41,22 +35,36 @@ std::vector<double> nice_ticks(double lo, double hi) {
   return ticks;
 }
 
-std::string legend(const std::vector<std::string>& names, double x, double y) {
-  std::ostringstream out;
+void legend(std::ostream& out, const std::vector<std::string>& names, double x, double y) {
+  SvgWriter svg(out);
   for (size_t i = 0; i < names.size(); ++i) {
     const double yy = y + 16.0 * static_cast<double>(i);
-    out << "<rect x='" << num(x) << "' y='" << num(yy - 9) << "' width='10' height='10' fill='"
-        << palette(i) << "'/><text x='" << num(x + 14) << "' y='" << num(yy) << "'>"
-        << html_escape(names[i]) << "</text>\n";
+    svg.element("rect", {{"x", x}, {"y", yy - 9}, {"width", "10"}, {"height", "10"}, {"fill", palette(i)}});
+    svg.text("text", {{"x", x + 14}, {"y", yy}}, names[i]);
+    out << "\n";
   }
-  return out.str();
+}
+
+// The <svg> element with the chart's title; false (the element closed) when there is no data.
+bool begin_chart(std::ostream& out, double width, double height, const std::string& title_x,
+                 const std::string& title, bool empty, const char* empty_y) {
+  SvgWriter svg(out);
+  svg.open("svg", {{"xmlns", "http://www.w3.org/2000/svg"}, {"width", width}, {"height", height}});
+  out << "\n";
+  svg.text("text", {{"class", "title"}, {"x", title_x}, {"y", "18"}}, title);
+  out << "\n";
+  if (!empty) return true;
+  svg.text("text", {{"x", title_x}, {"y", empty_y}}, "no data in these results");
+  svg.close("svg");
+  out << "\n";
+  return false;
 }
 
 }  // namespace
 
 const char* palette(size_t i) { return kPalette[i % std::size(kPalette)]; }
 
-std::string short_number(double v) { return compare::format_si(v); }
+std::string short_number(double v) { return results::format_si(v); }
 
 std::string render_line_chart(const LineChart& c, const ChartMarks& marks) {
   constexpr double kW = 560, kH = 300, kLeft = 70, kTop = 30, kLegendW = 460;
@@ -70,15 +78,10 @@ std::string render_line_chart(const LineChart& c, const ChartMarks& marks) {
     }
   for (const Whisker& w : marks.whiskers) yhi = std::max(yhi, w.hi);
   std::ostringstream out;
+  SvgWriter svg(out);
   const bool empty = c.series.empty() || !std::isfinite(xlo);
   const double height = empty ? 80 : kTop + kH + 50 + std::max(0.0, 16.0 * c.series.size() - kH);
-  out << "<svg xmlns='http://www.w3.org/2000/svg' width='" << num(kLeft + kW + kLegendW)
-      << "' height='" << num(height) << "'>\n<text class='title' x='" << num(kLeft) << "' y='18'>"
-      << html_escape(c.title) << "</text>\n";
- if (empty) {
-    out << "<text x='" << num(kLeft) << "' y='60'>no data in these results</text></svg>\n";
-    return out.str();
-  }
+  if (!begin_chart(out, kLeft + kW + kLegendW, height, svg_number(kLeft), c.title, empty, "60")) return out.str();
   if (xhi == xlo) {
     xlo -= 1;
     xhi += 1;
@@ -90,10 +93,11 @@ std::string render_line_chart(const LineChart& c, const ChartMarks& marks) {
     return kLeft + (xv - xlo) / (xhi - xlo) * kW;
   };
   auto py = [&](double y) { return kTop + kH - y / ytop * kH; };
-  for (double t : yt)
-    out << "<line class='grid' x1='" << num(kLeft) << "' x2='" << num(kLeft + kW) << "' y1='"
-        << num(py(t)) << "' y2='" << num(py(t)) << "'/><text class='ytick' x='" << num(kLeft - 6)
-        << "' y='" << num(py(t) + 4) << "'>" << html_escape(short_number(t)) << "</text>\n";
+  for (double t : yt) {
+    svg.element("line", {{"class", "grid"}, {"x1", kLeft}, {"x2", kLeft + kW}, {"y1", py(t)}, {"y2", py(t)}});
+    svg.text("text", {{"class", "ytick"}, {"x", kLeft - 6}, {"y", py(t) + 4}}, short_number(t));
+    out << "\n";
+  }
   // x ticks: the distinct x values (batch sizes), at most 12
   std::vector<double> xs;
   for (const auto& s : c.series)
@@ -101,40 +105,54 @@ std::string render_line_chart(const LineChart& c, const ChartMarks& marks) {
   std::sort(xs.begin(), xs.end());
   xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
   const size_t stride = std::max<size_t>(1, (xs.size() + 11) / 12);
-  for (size_t i = 0; i < xs.size(); i += stride)
-    out << "<text class='xtick' x='" << num(px(xs[i])) << "' y='" << num(kTop + kH + 16) << "'>"
-        << html_escape(short_number(xs[i])) << "</text>\n";
-  out << "<line class='axis' x1='" << num(kLeft) << "' x2='" << num(kLeft + kW) << "' y1='"
-      << num(kTop + kH) << "' y2='" << num(kTop + kH) << "'/>\n<text class='xtick' x='"
-      << num(kLeft + kW / 2) << "' y='" << num(kTop + kH + 36) << "'>" << html_escape(c.x_label)
-      << "</text>\n<text class='ylabel' x='12' y='" << num(kTop + kH / 2) << "' transform='rotate(-90 12 "
-      << num(kTop + kH / 2) << ")'>" << html_escape(c.y_label) << "</text>\n";
+  for (size_t i = 0; i < xs.size(); i += stride) {
+    svg.text("text", {{"class", "xtick"}, {"x", px(xs[i])}, {"y", kTop + kH + 16}}, short_number(xs[i]));
+    out << "\n";
+  }
+  svg.element("line", {{"class", "axis"}, {"x1", kLeft}, {"x2", kLeft + kW}, {"y1", kTop + kH}, {"y2", kTop + kH}});
+  out << "\n";
+  svg.text("text", {{"class", "xtick"}, {"x", kLeft + kW / 2}, {"y", kTop + kH + 36}}, c.x_label);
+  out << "\n";
+  svg.text("text",
+           {{"class", "ylabel"}, {"x", "12"}, {"y", kTop + kH / 2},
+            {"transform", "rotate(-90 12 " + svg_number(kTop + kH / 2) + ")"}},
+           c.y_label);
+  out << "\n";
   for (size_t i = 0; i < marks.markers.size(); ++i) {
     const Marker& m = marks.markers[i];
     const char* colour = m.alert ? "#d62728" : "#7f7f7f";
-    out << "<line x1='" << num(px(m.x)) << "' x2='" << num(px(m.x)) << "' y1='" << num(kTop)
-        << "' y2='" << num(kTop + kH) << "' stroke='" << colour << "' stroke-dasharray='4 3'/>"
-        << "<text x='" << num(px(m.x) + (px(m.x) > kLeft + kW / 2 ? -3 : 3)) << "' y='"
-        << num(kTop + 10 + 12.0 * static_cast<double>(i % 4)) << "' fill='" << colour << "' font-size='10'"
-        << (px(m.x) > kLeft + kW / 2 ? " text-anchor='end'" : "") << ">" << html_escape(m.label) << "</text>\n";
+    const bool right = px(m.x) > kLeft + kW / 2;
+    svg.element("line", {{"x1", px(m.x)}, {"x2", px(m.x)}, {"y1", kTop}, {"y2", kTop + kH}, {"stroke", colour},
+                         {"stroke-dasharray", "4 3"}});
+    svg.text("text",
+             {{"x", px(m.x) + (right ? -3 : 3)}, {"y", kTop + 10 + 12.0 * static_cast<double>(i % 4)},
+              {"fill", colour}, {"font-size", "10"}, {right ? "text-anchor" : nullptr, "end"}},
+             m.label);
+    out << "\n";
   }
-  for (const Whisker& w : marks.whiskers)
-    out << "<line x1='" << num(px(w.x)) << "' x2='" << num(px(w.x)) << "' y1='" << num(py(w.lo))
-        << "' y2='" << num(py(w.hi)) << "' stroke='" << palette(w.series) << "' stroke-width='5' opacity='0.35'/>\n";
+  for (const Whisker& w : marks.whiskers) {
+    svg.element("line", {{"x1", px(w.x)}, {"x2", px(w.x)}, {"y1", py(w.lo)}, {"y2", py(w.hi)},
+                         {"stroke", palette(w.series)}, {"stroke-width", "5"}, {"opacity", "0.35"}});
+    out << "\n";
+  }
   std::vector<std::string> names;
   for (size_t i = 0; i < c.series.size(); ++i) {
     auto pts = c.series[i].points;
     std::sort(pts.begin(), pts.end());
     names.push_back(c.series[i].name);
-    out << "<polyline fill='none' stroke='" << palette(i) << "' stroke-width='2' points='";
-    for (auto [x, y] : pts) out << num(px(x)) << "," << num(py(y)) << " ";
-    out << "'/>\n";
-    for (auto [x, y] : pts)
-      out << "<circle cx='" << num(px(x)) << "' cy='" << num(py(y)) << "' r='3' fill='"
-          << palette(i) << "'><title>" << html_escape(c.series[i].name) << ": x=" << short_number(x)
-          << " y=" << short_number(y) << "</title></circle>\n";
+    std::string points;
+    for (auto [x, y] : pts) points += svg_number(px(x)) + "," + svg_number(py(y)) + " ";
+    svg.element("polyline", {{"fill", "none"}, {"stroke", palette(i)}, {"stroke-width", "2"}, {"points", points}});
+    out << "\n";
+    for (auto [x, y] : pts) {
+      svg.titled("circle", {{"cx", px(x)}, {"cy", py(y)}, {"r", "3"}, {"fill", palette(i)}},
+                 c.series[i].name + ": x=" + short_number(x) + " y=" + short_number(y));
+      out << "\n";
+    }
   }
-  out << legend(names, kLeft + kW + 20, kTop + 10) << "</svg>\n";
+  legend(out, names, kLeft + kW + 20, kTop + 10);
+  svg.close("svg");
+  out << "\n";
   return out.str();
 }
 
@@ -168,11 +186,9 @@ std::string render_bar_chart(const BarChart& c) {
   const double plot_h = row_h * static_cast<double>(c.bars.size());
   const double legend_h = c.keys.size() > 1 ? 16.0 * static_cast<double>(c.keys.size()) + 8 : 0;
   std::ostringstream out;
-  out << "<svg xmlns='http://www.w3.org/2000/svg' width='" << num(kLabelW + kPlotW + kNoteW)
-      << "' height='" << num(c.bars.empty() ? 80 : kTop + plot_h + 40 + legend_h) << "'>\n<text class='title' x='10' y='18'>"
-      << html_escape(c.title) << "</text>\n";
-  if (c.bars.empty()) {
-    out << "<text x='10' y='50'>no data in these results</text></svg>\n";
+  SvgWriter svg(out);
+  if (!begin_chart(out, kLabelW + kPlotW + kNoteW, c.bars.empty() ? 80 : kTop + plot_h + 40 + legend_h, "10",
+                   c.title, c.bars.empty(), "50")) {
     return out.str();
   }
   auto fmt = [&](double v) {
@@ -181,17 +197,18 @@ std::string render_bar_chart(const BarChart& c) {
     std::snprintf(buf, sizeof buf, c.signed_axis ? "%+.1f%%" : "%.1f%%", v);
     return std::string(buf);
   };
-  for (double t : ticks)
-    out << "<line class='grid' x1='" << num(px(t)) << "' x2='" << num(px(t)) << "' y1='"
-        << num(kTop) << "' y2='" << num(kTop + plot_h) << "'/><text class='xtick' x='" << num(px(t))
-        << "' y='" << num(kTop + plot_h + 14) << "'>" << html_escape(fmt(t)) << "</text>\n";
-  out << "<text class='xtick' x='" << num(kLabelW + kPlotW / 2) << "' y='" << num(kTop + plot_h + 30)
-      << "'>" << html_escape(c.x_label) << "</text>\n";
+  for (double t : ticks) {
+    svg.element("line", {{"class", "grid"}, {"x1", px(t)}, {"x2", px(t)}, {"y1", kTop}, {"y2", kTop + plot_h}});
+    svg.text("text", {{"class", "xtick"}, {"x", px(t)}, {"y", kTop + plot_h + 14}}, fmt(t));
+    out << "\n";
+  }
+  svg.text("text", {{"class", "xtick"}, {"x", kLabelW + kPlotW / 2}, {"y", kTop + plot_h + 30}}, c.x_label);
+  out << "\n";
   for (size_t r = 0; r < c.bars.size(); ++r) {
     const Bar& b = c.bars[r];
     const double y0 = kTop + row_h * static_cast<double>(r) + gap / 2;
-    out << "<text class='label' x='" << num(kLabelW - 6) << "' y='" << num(y0 + row_h / 2)
-        << "'>" << html_escape(b.label) << "</text>\n";
+    svg.text("text", {{"class", "label"}, {"x", kLabelW - 6}, {"y", y0 + row_h / 2}}, b.label);
+    out << "\n";
     double acc = 0, right = px(0);
     for (size_t i = 0; i < b.values.size(); ++i) {
       const double v = b.values[i];
@@ -207,26 +224,31 @@ std::string render_bar_chart(const BarChart& c) {
       }
       right = std::max(right, x1);
       const std::string key = i < c.keys.size() ? c.keys[i] : "";
-      out << "<rect x='" << num(x0) << "' y='" << num(y) << "' width='" << num(std::max(0.5, x1 - x0))
-          << "' height='" << num(bar_h - 1) << "' fill='" << palette(i) << "'><title>"
-          << html_escape(key.empty() ? b.label : key + ": ") << html_escape(fmt(v))
-          << "</title></rect>\n";
-      if (!c.stacked)
-        out << "<text class='value' x='" << num(x1 + 3) << "' y='" << num(y + bar_h - 2) << "'>"
-            << html_escape(fmt(v)) << "</text>\n";
+      svg.titled("rect",
+                 {{"x", x0}, {"y", y}, {"width", std::max(0.5, x1 - x0)}, {"height", bar_h - 1}, {"fill", palette(i)}},
+                 (key.empty() ? b.label : key + ": ") + fmt(v));
+      out << "\n";
+      if (!c.stacked) {
+        svg.text("text", {{"class", "value"}, {"x", x1 + 3}, {"y", y + bar_h - 2}}, fmt(v));
+        out << "\n";
+      }
     }
-    if (c.stacked)
-      out << "<text class='value' x='" << num(right + 3) << "' y='" << num(y0 + bar_h - 2) << "'>"
-          << html_escape(fmt(acc)) << (b.note.empty() ? "" : "  ") << html_escape(b.note) << "</text>\n";
-    else if (!b.note.empty())
-      out << "<text class='value' x='" << num(kLabelW + kPlotW + 6) << "' y='"
-          << num(y0 + row_h / 2) << "'>" << html_escape(b.note) << "</text>\n";
+    if (c.stacked) {
+      svg.text("text", {{"class", "value"}, {"x", right + 3}, {"y", y0 + bar_h - 2}},
+               fmt(acc) + (b.note.empty() ? "" : "  ") + b.note);
+      out << "\n";
+    } else if (!b.note.empty()) {
+      svg.text("text", {{"class", "value"}, {"x", kLabelW + kPlotW + 6}, {"y", y0 + row_h / 2}}, b.note);
+      out << "\n";
+    }
   }
-  if (c.signed_axis)
-    out << "<line class='axis' x1='" << num(px(0)) << "' x2='" << num(px(0)) << "' y1='" << num(kTop)
-        << "' y2='" << num(kTop + plot_h) << "'/>\n";
-  if (c.keys.size() > 1) out << legend(c.keys, kLabelW, kTop + plot_h + 50);
-  out << "</svg>\n";
+  if (c.signed_axis) {
+    svg.element("line", {{"class", "axis"}, {"x1", px(0)}, {"x2", px(0)}, {"y1", kTop}, {"y2", kTop + plot_h}});
+    out << "\n";
+  }
+  if (c.keys.size() > 1) legend(out, c.keys, kLabelW, kTop + plot_h + 50);
+  svg.close("svg");
+  out << "\n";
   return out.str();
 }
 

@@ -1,6 +1,7 @@
-// Inline SVG charts for the training report: line charts (with a log-2 x axis for batch
-// sizes), horizontal bars (signed or not), grouped and stacked horizontal bars. Plain strings,
-// no scripts, fonts or external resources; text is escaped.
+// Inline SVG charts for the training report and the history's trend page: line charts (with a
+// log-2 x axis for batch sizes), horizontal bars (signed or not), grouped and stacked horizontal
+// bars, drawn with results/svg.h. Plain strings, no scripts, fonts or external resources; text
+// is escaped.
 #pragma once
 
 #include <string>

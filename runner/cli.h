@@ -5,15 +5,13 @@
 #include <string>
 #include <vector>
 
+#include "cli_result.h"
 #include "suite.h"
 
 namespace gptbench::runner {
 
-struct CliResult {
-  RunConfig config;
-  std::string error;            // non-empty: print it, exit 2
-  std::string help;             // non-empty: print it, exit 0
-  bool list_only = false;       // --benchmark_list_tests: run the binary directly
+struct CliResult : CliOutcome<RunConfig> {
+  bool list_only = false;  // --benchmark_list_tests: run the binary directly
 };
 
 // argv[0] is the runner itself; `default_binary` is used when --binary is not given.

@@ -4,6 +4,7 @@
 
 #include <climits>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,14 +32,7 @@ int main(int argc, char** argv) {
   using namespace gptbench::runner;
   const std::vector<std::string> args(argv, argv + argc);
   CliResult cli = parse_cli(args, default_binary());
-  if (!cli.help.empty()) {
-    std::fputs(cli.help.c_str(), stdout);
-    return 0;
-  }
-  if (!cli.error.empty()) {
-    std::fprintf(stderr, "gptbench-run: %s\n", cli.error.c_str());
-    return 2;
-  }
+  if (const std::optional<int> code = cli.exit_without_running("gptbench-run")) return *code;
   if (cli.list_only) {  // nothing to isolate: let the binary list
     std::vector<std::string> child = {cli.config.binary};
     child.insert(child.end(), cli.config.pass_flags.begin(), cli.config.pass_flags.end());

@@ -3,7 +3,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
-#include "load.h"  // compare/: parse_run, LoadError
+#include "results/load.h"
 
 namespace gptbench::runner {
 
@@ -69,8 +69,8 @@ std::string MergedRun::text() const {
 
 std::string validate_gb_json(const std::string& text, const std::string& source) {
   try {
-    (void)compare::parse_run(text, source);
-  } catch (const compare::LoadError& e) {
+    (void)results::parse_run(text, source);
+  } catch (const results::LoadError& e) {
     return e.what();
   }
   return "";

@@ -4,15 +4,12 @@
 #include <string>
 #include <vector>
 
+#include "cli_result.h"
 #include "premerge_run.h"
 
 namespace gptbench::runner {
 
-struct PremergeCliResult {
-  PremergeConfig config;
-  std::string error;  // non-empty: print it, exit 2
-  std::string help;   // non-empty: print it, exit 0
-};
+using PremergeCliResult = CliOutcome<PremergeConfig>;
 
 // args[0] is the program. --worker-arg, --base-arg and --new-arg take values that start with
 // "--": "--new-arg=--gptbench_slowdown=^gemm/:3" and "--new-arg --gptbench_slowdown=^gemm/:3"

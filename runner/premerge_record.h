@@ -15,7 +15,7 @@
 
 #include "premerge_schedule.h"
 #include "premerge_stop.h"
-#include "verdict.h"  // compare/
+#include "compare/verdict.h"
 
 namespace gptbench::runner {
 

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "premerge_record.h"
-#include "thresholds.h"  // compare/
+#include "compare/thresholds.h"
 
 namespace gptbench::runner {
 

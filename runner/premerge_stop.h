@@ -23,7 +23,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "verdict.h"  // compare/
+#include "compare/verdict.h"
 
 namespace gptbench::runner {
 

@@ -1,11 +1,13 @@
 // Context check: environment keys differ prominently, host keys loosely.
 #include <gtest/gtest.h>
 
-#include "context.h"
-#include "load.h"
+#include "compare/context.h"
+#include "results/load.h"
 #include "test_util.h"
 
 namespace gptbench::compare {
+using results::load_run_file;
+
 namespace {
 
 using Context = std::map<std::string, std::string>;

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "correction.h"
+#include "compare/correction.h"
 
 namespace gptbench::compare {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <iterator>
 
-#include "counters.h"
+#include "compare/counters.h"
 
 namespace gptbench::compare {
 namespace {

@@ -4,11 +4,14 @@
 
 #include <filesystem>
 
-#include "load.h"
-#include "report.h"
+#include "results/load.h"
+#include "compare/report.h"
 #include "test_util.h"
 
 namespace gptbench::compare {
+using results::LoadError;
+using results::load_run_file;
+
 namespace {
 
 TEST(FuzzRegression, EveryKeptInputLoadsOrFailsCleanly) {

@@ -2,10 +2,14 @@
 // (filters mode), with --filter.
 #include <gtest/gtest.h>
 
-#include "load.h"
-#include "pair.h"
+#include "results/load.h"
+#include "compare/pair.h"
 
 namespace gptbench::compare {
+using results::Run;
+using results::load_run_file;
+using results::parse_run;
+
 namespace {
 
 // Minimal runs: one repetition per name.

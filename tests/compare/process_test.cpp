@@ -9,12 +9,21 @@
 
 #include <nlohmann/json.hpp>
 
-#include "load.h"
-#include "render.h"
-#include "report.h"
+#include "results/load.h"
+#include "compare/render.h"
+#include "compare/report.h"
 #include "test_util.h"
 
 namespace gptbench::compare {
+using results::Benchmark;
+using results::LoadError;
+using results::Parser;
+using results::Run;
+using results::TimeKind;
+using results::first_difference;
+using results::load_run_file;
+using results::parse_run;
+
 namespace {
 
 constexpr double kThreshold = 0.02;  // gptbench-premerge's default

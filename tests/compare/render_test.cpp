@@ -5,11 +5,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "load.h"
-#include "render.h"
+#include "results/load.h"
+#include "compare/render.h"
 #include "test_util.h"
 
 namespace gptbench::compare {
+using results::load_run_file;
+
 namespace {
 
 using test_util::data_path;

@@ -4,11 +4,15 @@
 
 #include <cmath>
 
-#include "load.h"
-#include "report.h"
+#include "results/load.h"
+#include "compare/report.h"
 #include "test_util.h"
 
 namespace gptbench::compare {
+using results::TimeKind;
+using results::load_run_file;
+using results::parse_run;
+
 namespace {
 
 using test_util::data_path;

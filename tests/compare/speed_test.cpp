@@ -8,12 +8,14 @@
 #include <cstdio>
 #include <random>
 
-#include "load.h"
-#include "render.h"
-#include "report.h"
+#include "results/load.h"
+#include "compare/render.h"
+#include "compare/report.h"
 #include "test_util.h"
 
 namespace gptbench::compare {
+using results::load_run_files;
+
 namespace {
 
 constexpr int kBenchmarks = 10000;

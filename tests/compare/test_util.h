@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "cli.h"
-#include "report.h"
+#include "compare/cli.h"
+#include "compare/report.h"
 
 namespace gptbench::compare::test_util {
 

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "test_util.h"
-#include "thresholds.h"
+#include "compare/thresholds.h"
 
 namespace gptbench::compare {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "verdict.h"
+#include "compare/verdict.h"
 
 namespace gptbench::compare {
 namespace {

@@ -1,16 +1,22 @@
-#include "run.h"
+#include "results/run.h"
 
+#include <cstddef>
 #include <cstring>
+#include <iterator>
 
-namespace gptbench::compare {
+namespace gptbench::results {
+
+namespace {
+
+// In RunStatus order, which is also the order of severity: a benchmark keeps the worst status of
+// its rows (the loader's RunBuilder::mark).
+constexpr const char* kStatusNames[] = {"ok", "skipped", "errored"};
+
+}  // namespace
 
 const char* to_string(RunStatus status) {
-  switch (status) {
-    case RunStatus::kOk: return "ok";
-    case RunStatus::kSkipped: return "skipped";
-    case RunStatus::kErrored: return "errored";
-  }
-  return "?";
+  const auto index = static_cast<size_t>(status);
+  return index < std::size(kStatusNames) ? kStatusNames[index] : "?";
 }
 
 std::vector<double> Benchmark::samples(TimeKind kind) const {
@@ -101,4 +107,4 @@ std::string first_difference(const Run& a, const Run& b) {
   return "";
 }
 
-}  // namespace gptbench::compare
+}  // namespace gptbench::results

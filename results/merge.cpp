@@ -1,12 +1,10 @@
-#include "merge.h"
+#include "results/merge.h"
 
-#include <optional>
 #include <unordered_map>
 
-#include "json_text.h"
-#include "load.h"
+#include "results/load.h"
 
-namespace gptbench::compare {
+namespace gptbench::results {
 
 using nlohmann::json;
 
@@ -16,9 +14,8 @@ nlohmann::json merge_runs(const std::vector<NamedText>& inputs) {
   std::vector<std::string> order;
   std::unordered_map<std::string, std::vector<json>> rows_by_name;
   for (const NamedText& input : inputs) {
-    (void)parse_run(input.text, input.source);  // validates; throws LoadError
-    const std::optional<std::string> quoted = quote_nonfinite_literals(input.text);
-    json document = json::parse(quoted ? *quoted : input.text);
+    json document;
+    (void)parse_run(input.text, input.source, document);  // validates; throws LoadError
     if (&input == &inputs.front() && document.contains("context")) context = document["context"];
     for (json& row : document["benchmarks"]) {
       if (row.value("run_type", "iteration") == "aggregate") continue;
@@ -47,4 +44,4 @@ nlohmann::json merge_run_files(const std::vector<std::string>& paths) {
   return merge_runs(inputs);
 }
 
-}  // namespace gptbench::compare
+}  // namespace gptbench::results

@@ -1,6 +1,6 @@
-// One Google Benchmark JSON run, as the compare tool sees it after loading:
-// rows grouped into benchmarks, times normalised to nanoseconds, counters
-// collected per benchmark. Produced by load.h, consumed by pair.h and report.h.
+// One Google Benchmark JSON run, as the tools see it after loading: rows grouped into
+// benchmarks, times normalised to nanoseconds, counters collected per benchmark. Produced by
+// load.h; read by gptbench-compare, gptbench-run, gptbench-report and gptbench-history.
 #pragma once
 
 #include <cstdint>
@@ -9,9 +9,10 @@
 #include <unordered_map>
 #include <vector>
 
-namespace gptbench::compare {
+namespace gptbench::results {
 
-// Whether a benchmark ran, or was stopped by SkipWithError / SkipWithMessage.
+// Whether a benchmark ran, or was stopped by SkipWithError / SkipWithMessage; in order of
+// severity (a benchmark keeps the worst status among its rows).
 enum class RunStatus { kOk, kSkipped, kErrored };
 
 const char* to_string(RunStatus status);
@@ -77,4 +78,4 @@ struct Run {
 // NaN equals NaN. Empty when they do, else where they first differ.
 std::string first_difference(const Run& a, const Run& b);
 
-}  // namespace gptbench::compare
+}  // namespace gptbench::results

@@ -1,9 +1,9 @@
-#include "format.h"
+#include "results/format.h"
 
 #include <cmath>
 #include <cstdio>
 
-namespace gptbench::compare {
+namespace gptbench::results {
 namespace {
 
 std::string printf_string(const char* format, double value) {
@@ -96,4 +96,4 @@ std::string markdown_escape(std::string_view text) {
   return out;
 }
 
-}  // namespace gptbench::compare
+}  // namespace gptbench::results

@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace gptbench::compare {
+namespace gptbench::results {
 
 class JsonWriter {
  public:
@@ -62,4 +62,4 @@ class JsonWriter {
   bool after_key_ = false;
 };
 
-}  // namespace gptbench::compare
+}  // namespace gptbench::results

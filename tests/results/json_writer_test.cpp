@@ -11,9 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "json_writer.h"
+#include "results/json_writer.h"
 
-namespace gptbench::compare {
+namespace gptbench::results {
 namespace {
 
 using nlohmann::json;
@@ -101,4 +101,4 @@ TEST(JsonWriter, InvalidUtf8IsRejectedAsDumpRejectsIt) {
 }
 
 }  // namespace
-}  // namespace gptbench::compare
+}  // namespace gptbench::results

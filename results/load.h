@@ -8,9 +8,11 @@
 #include <string_view>
 #include <utility>
 
-#include "run.h"
+#include <nlohmann/json_fwd.hpp>
 
-namespace gptbench::compare {
+#include "results/run.h"
+
+namespace gptbench::results {
 
 class LoadError : public std::runtime_error {
  public:
@@ -28,6 +30,11 @@ enum class Parser { kAuto, kNlohmann };
 // Parses JSON text; `source` names it in error messages.
 Run parse_run(std::string_view text, const std::string& source, Parser parser = Parser::kAuto);
 
+// parse_run with nlohmann's parser alone, which also builds the document (bare NaN, Infinity and
+// -Infinity as the strings "NaN", "Infinity", "-Infinity") in the same pass over the text: the
+// same Run or the same LoadError as parse_run.
+Run parse_run(std::string_view text, const std::string& source, nlohmann::json& document);
+
 // read_text_file + parse_run.
 Run load_run_file(const std::string& path);
 
@@ -35,4 +42,4 @@ Run load_run_file(const std::string& path);
 // the first file that fails, base first.
 std::pair<Run, Run> load_run_files(const std::string& base_path, const std::string& contender_path);
 
-}  // namespace gptbench::compare
+}  // namespace gptbench::results

@@ -10,14 +10,15 @@
 
 #include <nlohmann/json.hpp>
 
-namespace gptbench::compare {
+namespace gptbench::results {
 
 struct NamedText {
   std::string source;
   std::string text;
 };
 
-// Every input is validated with parse_run first (LoadError on bad input).
+// Every input is parsed once, by parse_run, which validates it (LoadError on bad input) and
+// gives its document.
 // Aggregate rows are dropped (they summarise one round only); the context is
 // the first input's. Benchmarks keep the order of their first appearance.
 nlohmann::json merge_runs(const std::vector<NamedText>& inputs);
@@ -25,4 +26,4 @@ nlohmann::json merge_runs(const std::vector<NamedText>& inputs);
 // Reads the files and merges them.
 nlohmann::json merge_run_files(const std::vector<std::string>& paths);
 
-}  // namespace gptbench::compare
+}  // namespace gptbench::results

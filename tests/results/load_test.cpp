@@ -3,14 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 
-#include "load.h"
-#include "test_util.h"
+#include "results/load.h"
 
-namespace gptbench::compare {
+namespace gptbench::results {
 namespace {
 
-using test_util::data_path;
+// A Google Benchmark JSON file of the compare tool's fixtures (tests/compare/data/).
+std::string data_path(const std::string& name) { return std::string(GPTBENCH_RESULTS_TEST_DATA) + "/data/" + name; }
 
 TEST(Load, RealGoogleBenchmark171RunWithRepetitionsAndAggregates) {
   const auto run = load_run_file(data_path("gb171_raw_reps.json"));
@@ -51,13 +52,26 @@ TEST(Load, ManualTimeNameAndMicrosecondUnit) {
   EXPECT_NE(attention->counter("tokens/s"), nullptr);
 }
 
-TEST(Load, ErroredRunsKeepTheirMessage) {
-  const auto run = load_run_file(data_path("gb171_raw_reps.json"));
-  const Benchmark* broken = run.find("optim/adamw_check/fp32/model:tiny");
-  ASSERT_NE(broken, nullptr);
-  EXPECT_EQ(broken->status, RunStatus::kErrored);
-  EXPECT_EQ(broken->message, "wrong result: max abs error 3.2e-02 > 1e-03");
-  EXPECT_TRUE(broken->repetitions.empty());
+// Errored (Google Benchmark 1.7) and skipped (1.8 and later) benchmarks keep their message and
+// have no repetitions.
+TEST(Load, ErroredAndSkippedRunsKeepTheirMessage) {
+  struct Case {
+    const char* file;
+    const char* name;
+    RunStatus status;
+    const char* message;
+  };
+  for (const Case& c : {Case{"gb171_raw_reps.json", "optim/adamw_check/fp32/model:tiny", RunStatus::kErrored,
+                             "wrong result: max abs error 3.2e-02 > 1e-03"},
+                        Case{"gb19_skipped_units.json", "attention/sdpa_flash/bf16/causal/L:4096/d:64",
+                             RunStatus::kSkipped, "no GPU: flash attention needs CUDA"}}) {
+    const auto run = load_run_file(data_path(c.file));
+    const Benchmark* bench = run.find(c.name);
+    ASSERT_NE(bench, nullptr) << c.name;
+    EXPECT_EQ(bench->status, c.status) << c.name;
+    EXPECT_EQ(bench->message, c.message);
+    EXPECT_TRUE(bench->repetitions.empty()) << c.name;
+  }
 }
 
 TEST(Load, MixedTimeUnitsAreNormalisedToNanoseconds) {
@@ -74,12 +88,9 @@ TEST(Load, MixedTimeUnitsAreNormalisedToNanoseconds) {
   EXPECT_DOUBLE_EQ(gemm->samples(TimeKind::kCpu)[0], 1.30e6);
 }
 
-TEST(Load, SkippedRunsFromNewerLibraries) {
+TEST(Load, StatusOfEachBenchmarkOfANewerLibrarysRun) {
   const auto run = load_run_file(data_path("gb19_skipped_units.json"));
-  const Benchmark* flash = run.find("attention/sdpa_flash/bf16/causal/L:4096/d:64");
-  ASSERT_NE(flash, nullptr);
-  EXPECT_EQ(flash->status, RunStatus::kSkipped);
-  EXPECT_EQ(flash->message, "no GPU: flash attention needs CUDA");
+  EXPECT_EQ(run.find("attention/sdpa_flash/bf16/causal/L:4096/d:64")->status, RunStatus::kSkipped);
   EXPECT_EQ(run.find("optim/adam8bit/model:small")->status, RunStatus::kErrored);
   EXPECT_EQ(run.find("optim/adamw/model:small")->status, RunStatus::kOk);
 }
@@ -201,4 +212,4 @@ TEST(Load, ControlCharactersInNamesStayOnOneLine) {
 }
 
 }  // namespace
-}  // namespace gptbench::compare
+}  // namespace gptbench::results

@@ -1,0 +1,121 @@
+#include "side_stats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <utility>
+
+#include "results/median.h"
+#include "stats.h"
+
+namespace gptbench::compare {
+
+using results::Aggregate;
+using results::Benchmark;
+using results::CounterSeries;
+using results::TimeKind;
+using results::median;
+
+namespace {
+
+constexpr double kMadToSigma = 1.4826;          // MAD of a normal sample -> sigma
+constexpr double kMedianEfficiency = 1.2533;    // sqrt(pi/2): SE(median) / SE(mean)
+
+}  // namespace
+
+double relative_median_error(double spread, double center, size_t n) {
+  if (n == 0 || !(center > 0) || !std::isfinite(spread)) return std::numeric_limits<double>::infinity();
+  return kMedianEfficiency * spread / (center * std::sqrt(static_cast<double>(n)));
+}
+
+SideStats describe(std::vector<double> samples, const std::vector<int64_t>& processes) {
+  SideStats stats = describe(std::move(samples));
+  if (processes.size() != stats.samples.size()) return stats;
+  std::map<int64_t, std::vector<double>> by_process;  // -1 (no process_index) sorts first
+  bool named = false;
+  for (size_t i = 0; i < processes.size(); ++i) {
+    by_process[processes[i]].push_back(stats.samples[i]);
+    named = named || processes[i] >= 0;
+  }
+  if (!named) return stats;
+  stats.processes = by_process.size();
+  for (auto& [process, values] : by_process) stats.process_medians.push_back(median(std::move(values)));
+  if (stats.processes >= 2) {
+    const auto [lo, hi] = std::minmax_element(stats.process_medians.begin(), stats.process_medians.end());
+    const double range = *hi - *lo;
+    if (stats.median > 0) {
+      stats.process_spread = range / stats.median;
+    } else {
+      stats.process_spread = range > 0 ? std::numeric_limits<double>::infinity() : 0;
+    }
+  }
+  return stats;
+}
+
+SideStats describe(std::vector<double> samples) {
+  SideStats stats;
+  stats.n = samples.size();
+  if (!samples.empty()) {
+    stats.median = median(samples);
+    stats.mean = mean(samples);
+    stats.stddev = sample_stddev(samples);
+    stats.cv = coefficient_of_variation(samples);
+    const auto [lo, hi] = std::minmax_element(samples.begin(), samples.end());
+    stats.min = *lo;
+    stats.max = *hi;
+    std::vector<double> deviations;
+    deviations.reserve(samples.size());
+    for (double v : samples) deviations.push_back(std::fabs(v - stats.median));
+    stats.mad = median(std::move(deviations));
+    stats.median_error = relative_median_error(kMadToSigma * stats.mad, stats.median, stats.n);
+    if (stats.median > 0) stats.robust_cv = kMadToSigma * stats.mad / stats.median;
+  }
+  stats.samples = std::move(samples);
+  return stats;
+}
+
+SideStats time_stats(const Benchmark& bench, TimeKind kind) {
+  if (!bench.repetitions.empty()) return describe(bench.samples(kind), bench.processes());
+  // Aggregates only (--benchmark_report_aggregates_only): median, else mean.
+  SideStats stats;
+  stats.aggregates_only = true;
+  stats.n = static_cast<size_t>(std::max<int64_t>(bench.declared_repetitions, 0));
+  const Aggregate* central = bench.aggregate("median");
+  if (central == nullptr || !central->has_time) central = bench.aggregate("mean");
+  if (central != nullptr && central->has_time) {
+    stats.median = kind == TimeKind::kReal ? central->real_ns : central->cpu_ns;
+  } else {
+    stats.median = std::numeric_limits<double>::quiet_NaN();
+  }
+  const Aggregate* mean_row = bench.aggregate("mean");
+  stats.mean = mean_row != nullptr && mean_row->has_time ? (kind == TimeKind::kReal ? mean_row->real_ns : mean_row->cpu_ns)
+                                                          : stats.median;
+  const Aggregate* stddev_row = bench.aggregate("stddev");
+  if (stddev_row != nullptr && stddev_row->has_time) {
+    stats.stddev = kind == TimeKind::kReal ? stddev_row->real_ns : stddev_row->cpu_ns;
+  }
+  stats.cv = stats.mean > 0 ? stats.stddev / stats.mean : 0;
+  stats.median_error = relative_median_error(stats.stddev, stats.median, stats.n);
+  stats.min = stats.max = stats.median;
+  return stats;
+}
+
+SideStats counter_stats(const Benchmark& bench, const std::string& name) {
+  if (const CounterSeries* series = bench.counter(name)) return describe(series->values, series->processes);
+  SideStats stats;
+  stats.aggregates_only = true;
+  for (const char* aggregate_name : {"median", "mean"}) {
+    if (const Aggregate* agg = bench.aggregate(aggregate_name)) {
+      const auto it = agg->counters.find(name);
+      if (it != agg->counters.end()) {
+        stats.median = stats.mean = stats.min = stats.max = it->second;
+        return stats;
+      }
+    }
+  }
+  stats.median = std::numeric_limits<double>::quiet_NaN();
+  return stats;
+}
+
+}  // namespace gptbench::compare

@@ -1,0 +1,61 @@
+// One side of a comparison: the summary of one metric's samples (a benchmark's time or one of
+// its counters) that the verdict is decided on. SideStats are built here only: from samples, or
+// from a benchmark of a run, whose aggregate rows stand in when it has no repetitions.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "results/run.h"
+
+namespace gptbench::compare {
+
+// Summary of one side's samples.
+struct SideStats {
+  size_t n = 0;  // repetitions (from the "repetitions" field when aggregates only)
+  double median = 0;
+  double mean = 0;
+  double stddev = 0;
+  double cv = 0;  // stddev / mean
+  // 1.4826 · MAD / median: the spread the noise rule judges. The verdict rests on medians and
+  // ranks, which a few outlying samples (a clock dip, a preempted host thread) do not move;
+  // the classical CV above is reported but one such sample can make it many times larger.
+  double robust_cv = 0;
+  double mad = 0; // median absolute deviation
+  // Standard error of the median relative to it, from a robust spread:
+  // 1.2533 * 1.4826 * MAD / (median * sqrt(n)) (normal approximation).
+  double median_error = 0;
+  double min = 0;
+  double max = 0;
+  bool aggregates_only = false;  // no iteration rows: median/mean from aggregate rows
+  std::vector<double> samples;
+  // Which process took the samples (the rows' process_index, written by gptbench-premerge):
+  // the number of distinct processes (0 when no row names one; rows without one among rows
+  // with one count as one more process), the median of each (in process_index order), and
+  // the process spread: (max - min of those medians) / median, 0 with fewer than 2 processes.
+  // Samples of one process are not independent replicates of the binary: a process-level
+  // offset (CPU placement, allocator layout, ...) is shared by all of them.
+  size_t processes = 0;
+  std::vector<double> process_medians;
+  double process_spread = 0;
+};
+
+SideStats describe(std::vector<double> samples);
+// The same, with the process_index of each sample (-1: none; same length as samples).
+SideStats describe(std::vector<double> samples, const std::vector<int64_t>& processes);
+
+// Relative standard error of a median from a spread estimate and n.
+double relative_median_error(double spread, double median, size_t n);
+
+// A benchmark's time: from its repetitions, else from its aggregate rows
+// (--benchmark_report_aggregates_only: median, else mean; marked aggregates_only). The median
+// is NaN when there is no time at all (only complexity rows such as BigO/RMS).
+SideStats time_stats(const results::Benchmark& bench, results::TimeKind kind);
+
+// A counter of a benchmark: its values per repetition, else the value in its median or mean
+// aggregate row. The median is NaN when the benchmark has no such counter.
+SideStats counter_stats(const results::Benchmark& bench, const std::string& name);
+
+}  // namespace gptbench::compare
