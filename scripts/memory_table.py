@@ -4,7 +4,7 @@ a row per size and T, a column per precision × optimizer × checkpointing; each
 batch found, the model's prediction in brackets and its peak error, or why the case did not run.
 A later file's row replaces an earlier one's of the same name.
 
-  python3 scripts/memory_table.py memory-16GiB.json [more.json ...]
+  python3 scripts/memory_table.py [--precision bf16] memory-16GiB.json [more.json ...]
 """
 import json
 import re
@@ -31,12 +31,23 @@ def cell(row):
     return f"{row['max_batch']:.0f}{p}, {row['pred_error_pct']:+.1f}%"
 
 
-def main(paths):
+def main(args):
+    precision = None
+    if args[:1] == ["--precision"]:
+        if len(args) < 3:
+            sys.exit(__doc__)
+        precision, args = args[1], args[2:]
+    paths = args
     rows = {}
     for path in paths:
-        for r in json.load(open(path))["benchmarks"]:
+        try:
+            with open(path) as f:
+                benchmarks = json.load(f)["benchmarks"]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            sys.exit(f"memory_table.py: {path}: not a gptbench JSON run ({e})")
+        for r in benchmarks:
             m = NAME.match(r["name"])
-            if m and r.get("run_type", "iteration") == "iteration":
+            if m and r.get("run_type", "iteration") == "iteration" and precision in (None, m.group(2)):
                 rows[m.groups()] = r
     if not rows:
         sys.exit("memory_table.py: no model/memory rows in " + ", ".join(paths))
