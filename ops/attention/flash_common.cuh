@@ -48,6 +48,7 @@
 #include <type_traits>
 
 #include "ops/attention/flash_kernels.h"
+#include "ops/device/convert.cuh"
 #include "ops/device/cp_async.cuh"
 
 namespace gptbench {
@@ -169,10 +170,7 @@ void with_head_dim(int d, F&& f) {
 // Calls f(T{}) with the element type of `dtype`.
 template <typename F>
 void with_dtype(FlashDtype dtype, F&& f) {
-  if (dtype == FlashDtype::kBFloat16)
-    f(__nv_bfloat16{});
-  else
-    f(__half{});
+  with_either_type<__nv_bfloat16, __half>(dtype == FlashDtype::kBFloat16, f);
 }
 
 // The grid's limits: `tiles` blocks along L (gridDim.x), `heads` along y; and 32-bit row offsets
