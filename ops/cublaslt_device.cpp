@@ -2,6 +2,7 @@
 
 #ifdef GPTBENCH_WITH_CUDA
 #include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
 
 #include <map>
 #include <mutex>
@@ -22,6 +23,11 @@ LtDevice lt_device(int device) {
     ws = at::empty({static_cast<int64_t>(kLtWorkspaceBytes)},
                    at::TensorOptions().dtype(at::kByte).device(at::kCUDA, device));
   return {h, ws.data_ptr()};
+}
+
+LtContext lt_context(int device) {
+  const LtDevice lt = lt_device(device);
+  return {lt.handle, lt.workspace, at::cuda::getCurrentCUDAStream(device).stream()};
 }
 
 namespace {

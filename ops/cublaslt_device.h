@@ -22,6 +22,15 @@ struct LtDevice {
 // cannot create a handle, c10::Error when the workspace cannot be allocated.
 LtDevice lt_device(int device);
 
+// What one call on CUDA device `device` launches with: the device's handle and workspace
+// (lt_device) and LibTorch's current stream of the device.
+struct LtContext {
+  cublasLtHandle_t handle;
+  void* workspace;  // kLtWorkspaceBytes
+  cudaStream_t stream;
+};
+LtContext lt_context(int device);
+
 // The descriptors of one GEMM in cuBLASLt's column-major terms, D(m, n) = op(A)(m, k)·op(B)(k, n)
 // with every operand of type `data` and C laid out as D: A is stored (k, m) when trans_a, else
 // (m, k); B (n, k) when trans_b, else (k, n); each column-major with its first dimension as the

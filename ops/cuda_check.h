@@ -24,21 +24,18 @@ struct CudaError : std::runtime_error {
 #include <cuda_runtime.h>
 
 // CUDA_CHECK(cudaMalloc(...)); CUBLAS_CHECK(cublasLtMatmul(...)); CUDA_CHECK_LAUNCH() after <<<>>>.
-#define CUDA_CHECK(call)                                                               \
-  do {                                                                                 \
-    cudaError_t gptbench_err_ = (call);                                                \
-    if (gptbench_err_ != cudaSuccess)                                                  \
-      ::gptbench::throw_cuda_error(cudaGetErrorString(gptbench_err_), #call, __FILE__, \
-                                   __LINE__);                                          \
+// GPTBENCH_CHECK_STATUS: `call` returns a Status; anything but `ok` throws, with what(status).
+#define GPTBENCH_CHECK_STATUS(call, text, Status, ok, what)                           \
+  do {                                                                                \
+    Status gptbench_status_ = (call);                                                 \
+    if (gptbench_status_ != ok)                                                       \
+      ::gptbench::throw_cuda_error(what(gptbench_status_), text, __FILE__, __LINE__); \
   } while (0)
 
-#define CUBLAS_CHECK(call)                                                                 \
-  do {                                                                                     \
-    cublasStatus_t gptbench_st_ = (call);                                                  \
-    if (gptbench_st_ != CUBLAS_STATUS_SUCCESS)                                             \
-      ::gptbench::throw_cuda_error(cublasGetStatusString(gptbench_st_), #call, __FILE__,   \
-                                   __LINE__);                                              \
-  } while (0)
-
+#define CUDA_CHECK(call) \
+  GPTBENCH_CHECK_STATUS(call, #call, cudaError_t, cudaSuccess, cudaGetErrorString)
+#define CUBLAS_CHECK(call)                                                  \
+  GPTBENCH_CHECK_STATUS(call, #call, cublasStatus_t, CUBLAS_STATUS_SUCCESS, \
+                        cublasGetStatusString)
 #define CUDA_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
 #endif

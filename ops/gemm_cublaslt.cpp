@@ -117,11 +117,9 @@ void gemm_cublaslt(const at::Tensor& a, const at::Tensor& b, at::Tensor& c, cons
 
   const LtTypes ty = lt_types(a.scalar_type(), args.tf32);
   const int dev = a.get_device();
-  cudaStream_t stream = at::cuda::getCurrentCUDAStream(dev).stream();
   LtState& st = lt_state();
   std::lock_guard<std::mutex> lock(st.mu);
-  const LtDevice lt = lt_device(dev);
-  cublasLtHandle_t h = lt.handle;
+  const LtContext lt = lt_context(dev);
 
   AlgoKey key{m, n, k, args.trans_a, args.trans_b, args.tf32, static_cast<int>(a.scalar_type()),
               search_algos, dev};
@@ -136,17 +134,19 @@ void gemm_cublaslt(const at::Tensor& a, const at::Tensor& b, at::Tensor& c, cons
         pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes, sizeof(ws_bytes)));
     std::vector<cublasLtMatmulHeuristicResult_t> cands(search_algos ? kSearchCandidates : 1);
     int found = 0;
-    CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(h, p.op, p.a, p.b, p.d, p.d, pref,
+    CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(lt.handle, p.op, p.a, p.b, p.d, p.d, pref,
                                                 static_cast<int>(cands.size()), cands.data(),
                                                 &found));
     CUBLAS_CHECK(cublasLtMatmulPreferenceDestroy(pref));
     TORCH_CHECK(found > 0, "gemm_cublaslt: no cuBLASLt algorithm for M=", m, " N=", n, " K=", k);
     cands.resize(found);
-    auto algo = search_algos ? search(h, p, cands, a, b, c, lt.workspace, stream)
-                             : cands.front().algo;
+    auto algo = search_algos
+                    ? search(lt.handle, p, cands, a, b, c, lt.workspace, lt.stream)
+                    : cands.front().algo;
     it = st.algos.emplace(key, LtPlan{std::move(problem), algo}).first;
   }
-  launch(h, *it->second.problem, &it->second.algo, a, b, c, lt.workspace, stream);
+  launch(lt.handle, *it->second.problem, &it->second.algo, a, b, c, lt.workspace,
+         lt.stream);
 }
 
 int64_t cublaslt_cache_size() {

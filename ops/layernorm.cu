@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ops/cuda_check.h"
+#include "ops/device/convert.cuh"
 #include "ops/device/reduce.cuh"
 #include "ops/layernorm_kernels.h"
 
@@ -240,10 +241,15 @@ void with_vec(int columns, F&& f) {
 
 template <typename F>
 void with_type(LnDtype t, F&& f) {
-  if (t == LnDtype::kBFloat16)
-    f(__nv_bfloat16());
-  else
-    f(float());
+  with_either_type<__nv_bfloat16, float>(t == LnDtype::kBFloat16, f);
+}
+
+// f(vec, a, b): the vector count of `columns` (with_vec) and the storage types of dtypes a, b.
+template <typename F>
+void with_vec_and_types(int columns, LnDtype a, LnDtype b, F&& f) {
+  with_vec(columns, [&](auto vec) {
+    with_type(a, [&](auto ta) { with_type(b, [&](auto tb) { f(vec, ta, tb); }); });
+  });
 }
 
 }  // namespace
@@ -259,13 +265,9 @@ int64_t layernorm_backward_scratch_floats(int64_t rows, int64_t columns) {
 void launch_layernorm_forward(const LnForward& a, cudaStream_t stream) {
   if (a.rows == 0) return;
   const int grid = static_cast<int>(row_blocks(a.rows, kFwdBlocksPerSm));
-  with_vec(a.columns, [&](auto vec) {
-    with_type(a.branch_dtype, [&](auto tb) {
-      with_type(a.y_dtype, [&](auto ty) {
-        ln_forward_kernel<decltype(vec)::value, decltype(tb), decltype(ty)>
-            <<<grid, kThreads, 0, stream>>>(a);
-      });
-    });
+  with_vec_and_types(a.columns, a.branch_dtype, a.y_dtype, [&](auto vec, auto tb, auto ty) {
+    ln_forward_kernel<decltype(vec)::value, decltype(tb), decltype(ty)>
+        <<<grid, kThreads, 0, stream>>>(a);
   });
   CUDA_CHECK_LAUNCH();
 }
@@ -273,13 +275,9 @@ void launch_layernorm_forward(const LnForward& a, cudaStream_t stream) {
 void launch_layernorm_backward(const LnBackward& a, cudaStream_t stream) {
   if (a.rows == 0) return;
   const int grid = static_cast<int>(backward_blocks(a.rows));
-  with_vec(a.columns, [&](auto vec) {
-    with_type(a.dy_dtype, [&](auto td) {
-      with_type(a.dbranch_dtype, [&](auto tb) {
-        ln_backward_kernel<decltype(vec)::value, decltype(td), decltype(tb)>
-            <<<grid, kThreads, 0, stream>>>(a);
-      });
-    });
+  with_vec_and_types(a.columns, a.dy_dtype, a.dbranch_dtype, [&](auto vec, auto td, auto tb) {
+    ln_backward_kernel<decltype(vec)::value, decltype(td), decltype(tb)>
+        <<<grid, kThreads, 0, stream>>>(a);
   });
   CUDA_CHECK_LAUNCH();
   const int width = 2 * a.columns;

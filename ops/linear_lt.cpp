@@ -139,17 +139,15 @@ void run(const LtCall& c, const at::Device& device) {
     throw std::invalid_argument(std::string("linear_lt ") + epi_name(c.epi) +
                                 ": operands must be 16-byte aligned");
   const int dev = device.index();
-  cudaStream_t stream = at::cuda::getCurrentCUDAStream(dev).stream();
   LtState& st = lt_state();
   std::lock_guard<std::mutex> lock(st.mu);
-  const LtDevice lt = lt_device(dev);
-  cublasLtHandle_t h = lt.handle;
+  const LtContext lt = lt_context(dev);
   PlanKey key{c.m, c.n, c.k, c.trans_a, c.trans_b, static_cast<int>(c.epi),
               static_cast<int>(c.bias_type), align, dev};
   auto it = st.plans.find(key);
   if (it == st.plans.end()) {
     auto plan = std::make_unique<LtPlan>(c);
-    if (!plan->find_algo(h, align))
+    if (!plan->find_algo(lt.handle, align))
       throw std::runtime_error(std::string("linear_lt: no cuBLASLt algorithm for ") +
                                epi_name(c.epi) + " m=" + std::to_string(c.m) +
                                " n=" + std::to_string(c.n) + " k=" + std::to_string(c.k) +
@@ -159,8 +157,8 @@ void run(const LtCall& c, const at::Device& device) {
   LtPlan& p = *it->second;
   p.set_pointers(c);
   const float alpha = 1.0f, beta = 0.0f;
-  CUBLAS_CHECK(cublasLtMatmul(h, p.op, &alpha, c.a, p.a, c.b, p.b, &beta, c.d, p.d, c.d, p.d,
-                              &p.algo, lt.workspace, kLtWorkspaceBytes, stream));
+  CUBLAS_CHECK(cublasLtMatmul(lt.handle, p.op, &alpha, c.a, p.a, c.b, p.b, &beta, c.d, p.d, c.d,
+                              p.d, &p.algo, lt.workspace, kLtWorkspaceBytes, lt.stream));
 }
 
 // ------------------------------------------------------------------ argument checks

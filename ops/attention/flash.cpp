@@ -89,6 +89,27 @@ FlashStrides strides_of(const at::Tensor& t) { return {t.stride(0), t.stride(1),
 FlashDtype kernel_dtype(const at::Tensor& t) {
   return t.scalar_type() == at::kBFloat16 ? FlashDtype::kBFloat16 : FlashDtype::kFloat16;
 }
+
+// The parameters forward and backward share, from q, k and v in their kernel layouts: pointers
+// and strides, the shape (B, H, L, d), causal, the softmax scale 1/sqrt(d) and the dtype.
+template <typename Params>
+Params qkv_params(const at::Tensor& qk, const at::Tensor& kk, const at::Tensor& vk, bool causal) {
+  Params p{};
+  p.q = qk.data_ptr();
+  p.k = kk.data_ptr();
+  p.v = vk.data_ptr();
+  p.q_st = strides_of(qk);
+  p.k_st = strides_of(kk);
+  p.v_st = strides_of(vk);
+  p.B = static_cast<int>(qk.size(0));
+  p.H = static_cast<int>(qk.size(1));
+  p.L = static_cast<int>(qk.size(2));
+  p.d = static_cast<int>(qk.size(3));
+  p.causal = causal;
+  p.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p.d)));
+  p.dtype = kernel_dtype(qk);
+  return p;
+}
 #endif
 
 }  // namespace
@@ -113,22 +134,9 @@ void flash_attention_forward_out(const at::Tensor& q, const at::Tensor& k, const
   if (q.numel() == 0) return;
   c10::cuda::CUDAGuard guard(q.device());
   const at::Tensor qk = kernel_layout(q), kk = kernel_layout(k), vk = kernel_layout(v);
-  FlashFwdParams p{};
-  p.q = qk.data_ptr();
-  p.k = kk.data_ptr();
-  p.v = vk.data_ptr();
+  auto p = qkv_params<FlashFwdParams>(qk, kk, vk, causal);
   p.o = o.data_ptr();
   p.lse = lse.data_ptr<float>();
-  p.q_st = strides_of(qk);
-  p.k_st = strides_of(kk);
-  p.v_st = strides_of(vk);
-  p.B = static_cast<int>(q.size(0));
-  p.H = static_cast<int>(q.size(1));
-  p.L = static_cast<int>(q.size(2));
-  p.d = static_cast<int>(q.size(3));
-  p.causal = causal;
-  p.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p.d)));
-  p.dtype = kernel_dtype(q);
   launch_flash_forward(p, at::cuda::getCurrentCUDAStream(q.device().index()).stream());
 #endif
 }
@@ -165,10 +173,7 @@ void flash_attention_backward_out(const at::Tensor& q, const at::Tensor& k, cons
   const at::Tensor lsec = lse.contiguous();
   at::Tensor dq_accum = at::empty(q.sizes(), q.options().dtype(at::kFloat));  // zeroed by launcher
   at::Tensor dsum = at::empty(q.sizes().slice(0, 3), q.options().dtype(at::kFloat));
-  FlashBwdParams p{};
-  p.q = qk.data_ptr();
-  p.k = kk.data_ptr();
-  p.v = vk.data_ptr();
+  auto p = qkv_params<FlashBwdParams>(qk, kk, vk, causal);
   p.o = ok.data_ptr();
   p.dout = gk.data_ptr();
   p.lse = lsec.data_ptr<float>();
@@ -177,18 +182,8 @@ void flash_attention_backward_out(const at::Tensor& q, const at::Tensor& k, cons
   p.dv = dv.data_ptr();
   p.dq_accum = dq_accum.data_ptr<float>();
   p.dsum = dsum.data_ptr<float>();
-  p.q_st = strides_of(qk);
-  p.k_st = strides_of(kk);
-  p.v_st = strides_of(vk);
   p.o_st = strides_of(ok);
   p.do_st = strides_of(gk);
-  p.B = static_cast<int>(q.size(0));
-  p.H = static_cast<int>(q.size(1));
-  p.L = static_cast<int>(q.size(2));
-  p.d = static_cast<int>(q.size(3));
-  p.causal = causal;
-  p.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p.d)));
-  p.dtype = kernel_dtype(q);
   launch_flash_backward(p, at::cuda::getCurrentCUDAStream(q.device().index()).stream());
 #endif
 }

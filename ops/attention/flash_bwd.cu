@@ -44,31 +44,28 @@ namespace {
 // kBlockM rows. The launcher instantiates flash_bwd_tile(kD) only (BwdTile); the parameters let
 // the tuning harness time others.
 template <int kD_, int kBlockM_, int kBlockN_, int kWarps_>
-struct BwdTraits {
-  static constexpr int kD = kD_;
-  static constexpr int kBlockM = kBlockM_;  // queries per tile
-  static constexpr int kBlockN = kBlockN_;  // keys per block
-  static constexpr int kWarps = kWarps_;
-  static constexpr int kThreads = kWarps * 32;
-  static constexpr int kStride = kD + 8;        // Q, K, V, dO rows in shared memory (elements)
-  static constexpr int kSStride = kBlockM + 8;  // dSᵀ rows (elements)
-  static constexpr uint32_t kKVBytes = kBlockN * kStride * 2;
-  static constexpr uint32_t kQBytes = kBlockM * kStride * 2;
-  static constexpr uint32_t kSBytes = kBlockN * kSStride * 2;
-  static constexpr int kSmemBytes = flash_bwd_smem_bytes(kD, FlashTile{kBlockM, kBlockN, kWarps});
+struct BwdTraits : TileConfig<kD_, kBlockM_, kBlockN_, kWarps_> {
+  using C = TileConfig<kD_, kBlockM_, kBlockN_, kWarps_>;
+  static constexpr int kSStride = C::kBlockM + 8;  // dSᵀ rows (elements)
+  static constexpr uint32_t kKVBytes = C::kBlockN * C::kStride * 2;
+  static constexpr uint32_t kQBytes = C::kBlockM * C::kStride * 2;
+  static constexpr uint32_t kSBytes = C::kBlockN * kSStride * 2;
+  static constexpr int kSmemBytes = flash_bwd_smem_bytes(C::kD, C::kTile);
   // dQ slices: kRowTiles 16-row slices of the query tile, each split over kColSplit warps.
-  static constexpr int kRowTiles = kBlockM / 16;
-  static constexpr int kColSplit = kWarps / kRowTiles;
-  static constexpr int kCols = kD / kColSplit;           // dQ columns per warp
+  static constexpr int kRowTiles = C::kBlockM / 16;
+  static constexpr int kColSplit = C::kWarps / kRowTiles;
+  static constexpr int kCols = C::kD / kColSplit;         // dQ columns per warp
   static constexpr int kChunk = kCols > 64 ? 64 : kCols;  // columns per accumulation pass
   // Blocks per SM the register cap aims at (checked spill-free with -Xptxas -v): 256 threads
   // (d = 64, 128: 234 and 244 registers): 1; 128 threads: 3 (≤ 168 registers) at d <= 32, 2
   // (~235 registers) above.
-  static constexpr int kMinBlocks = kThreads > 128 ? 1 : kD <= 32 ? 3 : 2;
-  static_assert(kBlockN == kWarps * 16, "one 16-key slice per warp");
-  static_assert(kWarps % kRowTiles == 0 && kCols % 16 == 0 && kCols % kChunk == 0, "dQ split");
-  static_assert(kSmemBytes == 2 * kKVBytes + 4 * kQBytes + 2 * kSBytes + 4 * kBlockM * 4, "smem");
-  static_assert(kBlockM <= kThreads, "one thread per query row loads lse and D");
+  static constexpr int kMinBlocks = C::kThreads > 128 ? 1 : C::kD <= 32 ? 3 : 2;
+  static_assert(C::kBlockN == C::kWarps * 16, "one 16-key slice per warp");
+  static_assert(C::kWarps % kRowTiles == 0 && kCols % 16 == 0 && kCols % kChunk == 0,
+                "dQ split");
+  static_assert(kSmemBytes == 2 * kKVBytes + 4 * kQBytes + 2 * kSBytes + 4 * C::kBlockM * 4,
+                "smem");
+  static_assert(C::kBlockM <= C::kThreads, "one thread per query row loads lse and D");
 };
 
 template <int kD>
@@ -241,8 +238,7 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
         for (int dn = 0; dn < Tr::kChunk / 16; ++dn) {
           uint32_t bk[4];
           ldmatrix_x4_trans(bk, sK + bt_lane + (kc * 16 * kStride + c0 + dn * 16) * 2);
-          Ops<T>::mma(acc[2 * dn], a, bk[0], bk[1]);
-          Ops<T>::mma(acc[2 * dn + 1], a, bk[2], bk[3]);
+          Ops<T>::mma16(acc, dn, a, bk);
         }
       }
       const int q_lo = m0 + dq_r0 + g;
@@ -288,10 +284,8 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
         uint32_t bq[4], bo[4];
         ldmatrix_x4(bq, q_buf + bn_lane + (nn * 16 * kStride + kk * 16) * 2);
         ldmatrix_x4(bo, do_buf + bn_lane + (nn * 16 * kStride + kk * 16) * 2);
-        Ops<T>::mma(st[2 * nn], ak, bq[0], bq[1]);
-        Ops<T>::mma(st[2 * nn + 1], ak, bq[2], bq[3]);
-        Ops<T>::mma(dpt[2 * nn], av, bo[0], bo[1]);
-        Ops<T>::mma(dpt[2 * nn + 1], av, bo[2], bo[3]);
+        Ops<T>::mma16(st, nn, ak, bq);
+        Ops<T>::mma16(dpt, nn, av, bo);
       }
     }
 
@@ -334,10 +328,8 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
         uint32_t bo[4], bq[4];
         ldmatrix_x4_trans(bo, do_buf + bt_lane + (kq * 16 * kStride + dn * 16) * 2);
         ldmatrix_x4_trans(bq, q_buf + bt_lane + (kq * 16 * kStride + dn * 16) * 2);
-        Ops<T>::mma(acc_dv[2 * dn], ap, bo[0], bo[1]);
-        Ops<T>::mma(acc_dv[2 * dn + 1], ap, bo[2], bo[3]);
-        Ops<T>::mma(acc_dk[2 * dn], ads, bq[0], bq[1]);
-        Ops<T>::mma(acc_dk[2 * dn + 1], ads, bq[2], bq[3]);
+        Ops<T>::mma16(acc_dv, dn, ap, bo);
+        Ops<T>::mma16(acc_dk, dn, ads, bq);
       }
       // dSᵀ rows (keys) warp*16 + g and + 8, query columns kq*16 + {0, 8} + 2*t4, 16-bit.
 #pragma unroll

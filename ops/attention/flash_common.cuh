@@ -1,6 +1,6 @@
 #pragma once
 // Device helpers shared by flash_fwd.cu and flash_bwd.cu: ldmatrix, the
-// m16n8k16 tensor-core MMA, and 16-bit packing. CUDA only (no LibTorch).
+// m16n8k16 tensor-core MMA, 16-bit packing and the tile configuration. CUDA only (no LibTorch).
 //
 // ---- Fragment layouts (PTX ISA, "Matrix Fragments for mma.m16n8k16" with .bf16/.f16) --------
 // lane = threadIdx.x % 32, g = lane >> 2 ("groupID", 0..7), t = lane & 3 ("threadID_in_group").
@@ -48,6 +48,7 @@
 #include <type_traits>
 
 #include "ops/attention/flash_kernels.h"
+#include "ops/device/convert.cuh"
 #include "ops/device/cp_async.cuh"
 
 namespace gptbench {
@@ -68,51 +69,69 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t a) 
                : "r"(a));
 }
 
-// Per-dtype MMA and packing.
-template <typename T>
-struct Ops;
+// The tile configuration both kernels' traits start from: head dim kD, query tiles of kBlockM
+// rows, key tiles of kBlockN, kWarps warps per block; shared-memory rows of kStride elements,
+// padded by 16 bytes (flash_tiles.h).
+template <int kD_, int kBlockM_, int kBlockN_, int kWarps_>
+struct TileConfig {
+  static constexpr int kD = kD_;
+  static constexpr int kBlockM = kBlockM_;
+  static constexpr int kBlockN = kBlockN_;
+  static constexpr int kWarps = kWarps_;
+  static constexpr int kThreads = kWarps * 32;
+  static constexpr int kStride = kD + 8;
+  static constexpr FlashTile kTile{kBlockM, kBlockN, kWarps};
+};
 
-template <>
-struct Ops<__nv_bfloat16> {
+// mma.sync m16n8k16, c += a · b with fp32 accumulators c and 16-bit operands a, b of PTX type
+// `ab` ("bf16" or "f16"). A macro because an asm statement takes its instruction as a literal.
+#define FLASH_MMA_M16N8K16(ab, c, a, b0, b1)                                                 \
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." ab "." ab ".f32 {%0, %1, %2, %3}, " \
+               "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"                             \
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])                              \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1))
+
+// Per-dtype MMA and packing, T = __nv_bfloat16 or __half.
+template <typename T>
+struct Ops {
+  static constexpr bool kHalf = std::is_same_v<T, __half>;
+  static_assert(kHalf || std::is_same_v<T, __nv_bfloat16>, "16-bit operands: bf16 or fp16");
+  using T2 = std::conditional_t<kHalf, __half2, __nv_bfloat162>;
+
   // c += a · b on a 16x8x16 tile, fp32 accumulation.
   static __device__ __forceinline__ void mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
                                              uint32_t b1) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
-        "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    if constexpr (kHalf)
+      FLASH_MMA_M16N8K16("f16", c, a, b0, b1);
+    else
+      FLASH_MMA_M16N8K16("bf16", c, a, b0, b1);
+  }
+  // c[2n] += a · b[0..1] and c[2n + 1] += a · b[2..3]: 16 columns of C from a 16x16 A fragment
+  // and the two n8 halves of an ldmatrix_x4 B fragment.
+  template <int N>
+  static __device__ __forceinline__ void mma16(float (&c)[N][4], int n, const uint32_t (&a)[4],
+                                               const uint32_t (&b)[4]) {
+    mma(c[2 * n], a, b[0], b[1]);
+    mma(c[2 * n + 1], a, b[2], b[3]);
   }
   // lo goes to the low 16 bits (the smaller column index).
   static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
-    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    T2 v;
+    if constexpr (kHalf)
+      v = __floats2half2_rn(lo, hi);
+    else
+      v = __floats2bfloat162_rn(lo, hi);
     return *reinterpret_cast<uint32_t*>(&v);
   }
   static __device__ __forceinline__ float2 unpack(uint32_t x) {
-    __nv_bfloat162 v = *reinterpret_cast<__nv_bfloat162*>(&x);
-    return __bfloat1622float2(v);
+    const T2 v = *reinterpret_cast<T2*>(&x);
+    if constexpr (kHalf)
+      return __half22float2(v);
+    else
+      return __bfloat1622float2(v);
   }
 };
-
-template <>
-struct Ops<__half> {
-  static __device__ __forceinline__ void mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
-                                             uint32_t b1) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
-        "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
-  static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
-    __half2 v = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<uint32_t*>(&v);
-  }
-  static __device__ __forceinline__ float2 unpack(uint32_t x) {
-    __half2 v = *reinterpret_cast<__half2*>(&x);
-    return __half22float2(v);
-  }
-};
+#undef FLASH_MMA_M16N8K16
 
 // 2^x with the hardware approximation (relative error ~2^-22); 2^-inf = +0.
 __device__ __forceinline__ float fast_exp2(float x) {
@@ -169,10 +188,7 @@ void with_head_dim(int d, F&& f) {
 // Calls f(T{}) with the element type of `dtype`.
 template <typename F>
 void with_dtype(FlashDtype dtype, F&& f) {
-  if (dtype == FlashDtype::kBFloat16)
-    f(__nv_bfloat16{});
-  else
-    f(__half{});
+  with_either_type<__nv_bfloat16, __half>(dtype == FlashDtype::kBFloat16, f);
 }
 
 // The grid's limits: `tiles` blocks along L (gridDim.x), `heads` along y; and 32-bit row offsets

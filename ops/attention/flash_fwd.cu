@@ -43,18 +43,13 @@ namespace {
 // (kMT 16-row slices per warp), key/value tiles of kBlockN rows. The launcher instantiates
 // flash_fwd_tile(kD) only (FwdTile); the parameters let the tuning harness time others.
 template <int kD_, int kBlockM_, int kBlockN_, int kWarps_>
-struct FwdTraits {
-  static constexpr int kD = kD_;
-  static constexpr int kBlockM = kBlockM_;
-  static constexpr int kBlockN = kBlockN_;
-  static constexpr int kWarps = kWarps_;
-  static constexpr int kThreads = kWarps * 32;
-  static constexpr int kMT = kBlockM / (16 * kWarps);  // 16-row slices per warp
-  static constexpr int kStride = kD + 8;  // shared row stride (elements): +16 bytes, see header
-  static constexpr int kSmemBytes = flash_fwd_smem_bytes(kD, FlashTile{kBlockM, kBlockN, kWarps});
+struct FwdTraits : TileConfig<kD_, kBlockM_, kBlockN_, kWarps_> {
+  using C = TileConfig<kD_, kBlockM_, kBlockN_, kWarps_>;
+  static constexpr int kMT = C::kBlockM / (16 * C::kWarps);  // 16-row slices per warp
+  static constexpr int kSmemBytes = flash_fwd_smem_bytes(C::kD, C::kTile);
   // Registers per thread of the O and S accumulators, and of the Q fragments.
-  static constexpr int kAccRegs = kMT * (kD + kBlockN) / 2;
-  static constexpr int kQRegs = kMT * kD / 4;
+  static constexpr int kAccRegs = kMT * (C::kD + C::kBlockN) / 2;
+  static constexpr int kQRegs = kMT * C::kD / 4;
   // Q fragments stay in registers while accumulators and fragments take at most 160 registers;
   // beyond (32 rows per warp at d = 128, or with 128-key tiles at d = 64) they are re-read from
   // shared memory with ldmatrix for every key tile.
@@ -63,16 +58,17 @@ struct FwdTraits {
   // (255); at 256 threads a cap of 128, enough while accumulators and Q fit in 96 (d ≤ 64 at
   // 16 rows per warp).
   static constexpr int kMinBlocks =
-      (kThreads == 128 || (kThreads == 256 && kAccRegs + kQRegs <= 96)) ? 2 : 1;
+      (C::kThreads == 128 || (C::kThreads == 256 && kAccRegs + kQRegs <= 96)) ? 2 : 1;
   // V's copies for the next tile issued after this tile's softmax, where only P and O are live,
   // rather than with K's at the top of the tile: the 32-row warps' large tiles need it (with V
   // issued next to K, d = 128 × 64 keys spilled 60 bytes, d = 64 × 128 keys 8). The 16-row warps
   // keep V next to K: late V was 10% slower at d = 32 (H200), presumably as its copies then
   // have only the short P V phase to land before the next tile's wait.
   static constexpr bool kLateV = kMT == 2;
-  static_assert(kBlockM == kWarps * kMT * 16 && (kMT == 1 || kMT == 2), "16 or 32 rows per warp");
-  static_assert(kBlockN % 16 == 0 && kD % 16 == 0, "tiles are multiples of 16");
-  static_assert(kSmemBytes == (kBlockM + 4 * kBlockN) * kStride * 2, "smem layout");
+  static_assert(C::kBlockM == C::kWarps * kMT * 16 && (kMT == 1 || kMT == 2),
+                "16 or 32 rows per warp");
+  static_assert(C::kBlockN % 16 == 0 && C::kD % 16 == 0, "tiles are multiples of 16");
+  static_assert(kSmemBytes == (C::kBlockM + 4 * C::kBlockN) * C::kStride * 2, "smem layout");
 };
 
 template <int kD>
@@ -201,8 +197,7 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
 #pragma unroll
         for (int mt = 0; mt < kMT; ++mt) {
           const uint32_t(&a)[4] = Tr::kQInRegs ? q_frag[mt][kk] : qs[mt];
-          Ops<T>::mma(s[mt][2 * nn], a, kb[0], kb[1]);
-          Ops<T>::mma(s[mt][2 * nn + 1], a, kb[2], kb[3]);
+          Ops<T>::mma16(s[mt], nn, a, kb);
         }
       }
     }
@@ -271,8 +266,7 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
         ldmatrix_x4_trans(vb, v_base + (kc * 16 * kStride + dn * 16) * 2);
 #pragma unroll
         for (int mt = 0; mt < kMT; ++mt) {
-          Ops<T>::mma(acc_o[mt][2 * dn], pa[mt][kc], vb[0], vb[1]);
-          Ops<T>::mma(acc_o[mt][2 * dn + 1], pa[mt][kc], vb[2], vb[3]);
+          Ops<T>::mma16(acc_o[mt], dn, pa[mt][kc], vb);
         }
       }
     }

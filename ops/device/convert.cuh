@@ -19,4 +19,14 @@ __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { re
 template <>
 __device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
 
+// Calls f(A()) when `is_a`, else f(B()): a launcher picking which of the two storage types its
+// kernels are instantiated for (f reads the type from its argument's).
+template <typename A, typename B, typename F>
+void with_either_type(bool is_a, F&& f) {
+  if (is_a)
+    f(A());
+  else
+    f(B());
+}
+
 }  // namespace gptbench

@@ -3,9 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <stdexcept>
-
-#include "ops/optim/device_table.h"
 
 #ifdef GPTBENCH_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
@@ -17,10 +14,7 @@ namespace gptbench {
 
 Adafactor::Adafactor(std::vector<at::Tensor> params, AdafactorOptions options,
                      OptimBackend backend)
-    : FusedOptimizer(std::move(params), backend), opt_(options) {
-  if (opt_.lr < 0 || opt_.beta2_decay > 0 || (opt_.eps1 && *opt_.eps1 < 0) || opt_.eps2 < 0 ||
-      opt_.d < 1 || opt_.weight_decay < 0)
-    throw std::invalid_argument("adafactor: invalid hyper-parameter");
+    : OptimizerWith("adafactor", std::move(params), options, backend) {
   for (const auto& p : params_) {
     if (p.dim() > 1) {
       auto rs = p.sizes().vec();
@@ -89,7 +83,7 @@ void Adafactor::step_reference(const std::vector<at::Tensor>& grads) {
 void Adafactor::step_fused(const std::vector<at::Tensor>& grads) {
 #ifdef GPTBENCH_WITH_CUDA
   using namespace optim;
-  const bool bf16 = grads[0].scalar_type() == at::kBFloat16;
+  const GradType gt = grad_type_of(grads);
   if (tables_.stale(params_, grads)) {
     // Scratch layout: two stats per fused tensor, the row and column sums, the band counters;
     // zeroed once here, kept zero by the steps (adafactor_kernels.h).
@@ -131,11 +125,8 @@ void Adafactor::step_fused(const std::vector<at::Tensor>& grads) {
     for (size_t k = 0; k < fused.size(); ++k) {
       const size_t i = fused[k];
       const auto& p = params_[i];
-      AdafactorTensor t{};
-      t.p = p.data_ptr<float>();
-      t.g = grads[i].data_ptr();
+      auto t = tensor_row<AdafactorTensor>(p, grads[i]);
       t.stats = stats + 2 * k;
-      t.n = p.numel();
       t.factored = p.dim() == 2;
       const int32_t tidx = static_cast<int32_t>(k);
       if (t.factored) {
@@ -146,8 +137,7 @@ void Adafactor::step_fused(const std::vector<at::Tensor>& grads) {
         t.row_sum = sums;
         t.col_sum = sums + t.rows;
         sums += t.rows + t.cols;
-        t.vec = t.cols % 4 == 0 && all_aligned({t.p, t.col}, 16) &&
-                all_aligned({t.g}, bf16 ? 8 : 16);
+        t.vec = t.cols % 4 == 0 && vec_aligned(gt, t.g, {t.p, t.col});
         const Geometry geo = geometry(t.rows, t.cols);
         t.band_done = band_done;
         band_done += geo.bands;
@@ -162,7 +152,7 @@ void Adafactor::step_fused(const std::vector<at::Tensor>& grads) {
         t.rows = 1;
         t.cols = t.n;
         t.v = var_[i].data_ptr<float>();
-        t.vec = all_aligned({t.p, t.v}, 16) && all_aligned({t.g}, bf16 ? 8 : 16);
+        t.vec = vec_aligned(gt, t.g, {t.p, t.v});
         for (int64_t c0 = 0; c0 < t.n; c0 += kChunkElems)
           tiles.push_back({0, c0, tidx, 1, static_cast<int32_t>(std::min(kChunkElems, t.n - c0)), 0});
       }
@@ -184,13 +174,11 @@ void Adafactor::step_fused(const std::vector<at::Tensor>& grads) {
   const int64_t num_tensors = static_cast<int64_t>(params_.size() - unfused_.size());
   if (num_tensors > 0)
     adafactor_step_cuda(tables_.rows<AdafactorTensor>(), num_tensors,
-                        tables_.items<AdafactorTile>(), tables_.num_items(),
-                        bf16 ? GradType::kBF16 : GradType::kF32, s,
+                        tables_.items<AdafactorTile>(), tables_.num_items(), gt, s,
                         at::cuda::getCurrentCUDAStream().stream());
   for (size_t i : unfused_) reference_one(i, grads[i]);
 #else
-  (void)grads;
-  throw std::runtime_error("adafactor: built without CUDA kernels");
+  no_fused_kernels();
 #endif
 }
 

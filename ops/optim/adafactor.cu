@@ -398,10 +398,9 @@ void adafactor_step_cuda(const AdafactorTensor* tensors, int64_t num_tensors,
                          const AdafactorTile* tiles, int64_t num_tiles, GradType grad_type,
                          const AdafactorScalars& s, cudaStream_t stream) {
   if (num_tiles == 0) return;
-  if (grad_type == GradType::kBF16)
-    launch<__nv_bfloat16>(tensors, num_tensors, tiles, num_tiles, s, stream);
-  else
-    launch<float>(tensors, num_tensors, tiles, num_tiles, s, stream);
+  with_grad_type(grad_type, [&](auto g) {
+    launch<decltype(g)>(tensors, num_tensors, tiles, num_tiles, s, stream);
+  });
 }
 
 }  // namespace optim

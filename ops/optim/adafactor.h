@@ -11,7 +11,6 @@
 // "relative step" switched off). State: rows + cols floats per matrix, n per vector.
 // Fused path: four launches over every 1-D and 2-D tensor (adafactor.cu); tensors of more
 // dimensions take the reference step inside the fused path.
-#include "ops/optim/device_table.h"
 #include "ops/optim/optimizer.h"
 
 #include <optional>
@@ -26,15 +25,19 @@ struct AdafactorOptions {
   double d = 1.0;
   double weight_decay = 0.0;
   bool scale_parameter = true;
+
+  // No negative lr, eps or weight decay, no positive beta2_decay, d ≥ 1.
+  bool valid() const {
+    return !(lr < 0 || beta2_decay > 0 || (eps1 && *eps1 < 0) || eps2 < 0 || d < 1 ||
+             weight_decay < 0);
+  }
 };
 
-class Adafactor : public FusedOptimizer {
+class Adafactor : public OptimizerWith<AdafactorOptions> {
  public:
   Adafactor(std::vector<at::Tensor> params, AdafactorOptions options = {},
             OptimBackend backend = OptimBackend::kAuto);
-  std::string name() const override { return "adafactor"; }
   int64_t state_bytes() const override;
-  const AdafactorOptions& options() const { return opt_; }
   // State of parameter i: row (..., n, 1) and col (..., 1, m) factors for ≥2-D, else variance.
   const at::Tensor& row_var(size_t i) const { return row_[i]; }
   const at::Tensor& col_var(size_t i) const { return col_[i]; }
@@ -48,10 +51,8 @@ class Adafactor : public FusedOptimizer {
   void reference_one(size_t i, const at::Tensor& grad);
   double eps1() const;
 
-  AdafactorOptions opt_;
   std::vector<at::Tensor> row_, col_, var_;  // undefined where not used
-  optim::LaunchTables tables_;  // tensor rows and tiles (fused path)
-  at::Tensor scratch_;
+  at::Tensor scratch_;  // the fused path's stats, sums and counters
   std::vector<size_t> unfused_;  // tensors of > 2 dimensions
 };
 

@@ -8,7 +8,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "ops/optim/device_table.h"
 #include "ops/optim/quant_map.h"
 
 #ifdef GPTBENCH_WITH_CUDA
@@ -80,10 +79,7 @@ at::Tensor dequantize_blockwise(const at::Tensor& codes, const at::Tensor& absma
 }
 
 Adam8bit::Adam8bit(std::vector<at::Tensor> params, Adam8bitOptions options, OptimBackend backend)
-    : FusedOptimizer(std::move(params), backend), opt_(options) {
-  if (opt_.lr < 0 || opt_.eps < 0 || opt_.weight_decay < 0 || opt_.beta1 < 0 ||
-      opt_.beta1 >= 1 || opt_.beta2 < 0 || opt_.beta2 >= 1)
-    throw std::invalid_argument("adam8bit: invalid hyper-parameter");
+    : OptimizerWith("adam8bit", std::move(params), options, backend) {
   const auto device = params_[0].device();
   code_m_ = code_tensor(true, device);
   mid_m_ = mid_tensor(true, device);
@@ -174,35 +170,23 @@ void Adam8bit::step_reference(const std::vector<at::Tensor>& grads) {
 void Adam8bit::step_fused(const std::vector<at::Tensor>& grads) {
 #ifdef GPTBENCH_WITH_CUDA
   using namespace optim;
-  const bool bf16 = grads[0].scalar_type() == at::kBFloat16;
-  if (tables_.stale(params_, grads)) {
-    std::vector<Adam8bitTensor> rows;
-    for (size_t i = 0; i < params_.size(); ++i) {
-      auto& st = state_[i];
-      Adam8bitTensor t{};
-      t.p = params_[i].data_ptr<float>();
-      t.g = grads[i].data_ptr();
-      t.m = st.m.data_ptr();
-      t.v = st.v.data_ptr();
-      t.m_absmax = st.quantized ? st.m_absmax.data_ptr<float>() : nullptr;
-      t.v_absmax = st.quantized ? st.v_absmax.data_ptr<float>() : nullptr;
-      t.n = params_[i].numel();
-      t.quantized = st.quantized;
-      t.vec = all_aligned({t.p}, 16) && all_aligned({t.g}, bf16 ? 8 : 16) &&
-              all_aligned({t.m, t.v}, st.quantized ? 4 : 16);
-      rows.push_back(t);
-    }
-    tables_.store_chunked(rows, params_[0].device());
-  }
-  const AdamScalars s =
-      adam_scalars(opt_.lr, opt_.beta1, opt_.beta2, opt_.eps, opt_.weight_decay, step_);
-  adam8bit_step_cuda(tables_.rows<Adam8bitTensor>(), tables_.items(), tables_.num_items(),
-                     bf16 ? GradType::kBF16 : GradType::kF32, s,
+  const GradType gt = grad_type_of(grads);
+  tables_.refresh_chunked<Adam8bitTensor>(params_, grads, [&](auto& t, size_t i) {
+    const auto& st = state_[i];
+    t.m = st.m.data_ptr();
+    t.v = st.v.data_ptr();
+    t.m_absmax = st.quantized ? st.m_absmax.data_ptr<float>() : nullptr;
+    t.v_absmax = st.quantized ? st.v_absmax.data_ptr<float>() : nullptr;
+    t.quantized = st.quantized;
+    t.vec = vec_aligned(gt, t.g, {t.p}) && all_aligned({t.m, t.v}, st.quantized ? 4 : 16);
+  });
+  adam8bit_step_cuda(tables_.rows<Adam8bitTensor>(), tables_.items(), tables_.num_items(), gt,
+                     adam_scalars(opt_.lr, opt_.beta1, opt_.beta2, opt_.eps, opt_.weight_decay,
+                                  step_),
                      reinterpret_cast<const uint32_t*>(table_.data_ptr<int32_t>()),
                      at::cuda::getCurrentCUDAStream().stream());
 #else
-  (void)grads;
-  throw std::runtime_error("adam8bit: built without CUDA kernels");
+  no_fused_kernels();
 #endif
 }
 

@@ -403,10 +403,9 @@ void adam8bit_step_cuda(const Adam8bitTensor* tensors, const ChunkRef* chunks,
                         int64_t num_chunks, GradType grad_type, const AdamScalars& s,
                         const uint32_t* table, cudaStream_t stream) {
   if (num_chunks == 0) return;
-  if (grad_type == GradType::kBF16)
-    launch<__nv_bfloat16>(tensors, chunks, num_chunks, s, table, stream);
-  else
-    launch<float>(tensors, chunks, num_chunks, s, table, stream);
+  with_grad_type(grad_type, [&](auto g) {
+    launch<decltype(g)>(tensors, chunks, num_chunks, s, table, stream);
+  });
 }
 
 }  // namespace optim

@@ -10,18 +10,11 @@
 // The reference (LibTorch ops: index, bucketize, amax) and the kernel quantise with the same
 // table and the same fp32 operations, so they agree code for code up to rare ties (the kernel
 // finds the nearest code by a bucket lookup that is exact: quant_map.h).
-#include "ops/optim/device_table.h"
 #include "ops/optim/optimizer.h"
 
 namespace gptbench {
 
-struct Adam8bitOptions {
-  double lr = 1e-3;
-  double beta1 = 0.9;
-  double beta2 = 0.999;
-  double eps = 1e-8;
-  double weight_decay = 0.0;
-};
+using Adam8bitOptions = AdamOptions;  // its defaults are bitsandbytes'
 
 // The state of one parameter: codes + absmax when quantised, fp32 moments otherwise.
 struct Adam8bitState {
@@ -30,13 +23,11 @@ struct Adam8bitState {
   at::Tensor m_absmax, v_absmax;  // (ceil(n/256)) fp32; undefined when not quantised
 };
 
-class Adam8bit : public FusedOptimizer {
+class Adam8bit : public OptimizerWith<Adam8bitOptions> {
  public:
   Adam8bit(std::vector<at::Tensor> params, Adam8bitOptions options = {},
            OptimBackend backend = OptimBackend::kAuto);
-  std::string name() const override { return "adam8bit"; }
   int64_t state_bytes() const override;
-  const Adam8bitOptions& options() const { return opt_; }
   const std::vector<Adam8bitState>& state() const { return state_; }
   // The moments of parameter i as fp32 tensors of its shape (dequantised when quantised).
   at::Tensor exp_avg(size_t i) const;
@@ -47,11 +38,9 @@ class Adam8bit : public FusedOptimizer {
   void step_fused(const std::vector<at::Tensor>& grads) override;
 
  private:
-  Adam8bitOptions opt_;
   std::vector<Adam8bitState> state_;
   at::Tensor code_m_, mid_m_, code_v_, mid_v_;  // (256), (255) fp32 on the params' device
   at::Tensor table_;  // int32 (kQuantTableWords): quant_kernel_table() for the kernel
-  optim::LaunchTables tables_;  // device launch tables (fused path)
 };
 
 // Quantises x (flat fp32) blockwise: codes (n) uint8 and absmax (ceil(n/256)) fp32, with the

@@ -19,26 +19,22 @@ __device__ __forceinline__ void adamw_elem(float& p, float g, float& m, float& v
   p -= s.step_size * (m / denom);
 }
 
-template <typename G>
-__global__ void __launch_bounds__(kThreads)
-    adamw_kernel(const AdamWTensor* __restrict__ tensors, const ChunkRef* __restrict__ chunks,
-                 int64_t num_chunks, AdamScalars s) {
-  for_each_chunk(tensors, chunks, num_chunks, [&](const AdamWTensor& t, int64_t begin, int64_t len) {
+// AdamW on the elements [begin, begin + len) of a tensor (chunk_kernel).
+struct AdamWRule {
+  template <typename G>
+  static __device__ __forceinline__ void update(const AdamWTensor& t, int64_t begin, int64_t len,
+                                                const AdamScalars& s) {
     update_chunk(t.p + begin, static_cast<const G*>(t.g) + begin, len, t.vec,
                  [&](float& p, float g, float& m, float& v) { adamw_elem(p, g, m, v, s); }, t.m + begin,
                  t.v + begin);
-  });
-}
+  }
+};
 
 }  // namespace
 
 void adamw_step_cuda(const AdamWTensor* tensors, const ChunkRef* chunks, int64_t num_chunks,
                      GradType grad_type, const AdamScalars& s, cudaStream_t stream) {
-  if (num_chunks == 0) return;
-  if (grad_type == GradType::kBF16)
-    launch_grid_stride(adamw_kernel<__nv_bfloat16>, num_chunks, stream, tensors, chunks, num_chunks, s);
-  else
-    launch_grid_stride(adamw_kernel<float>, num_chunks, stream, tensors, chunks, num_chunks, s);
+  launch_chunk_kernel<AdamWRule>(tensors, chunks, num_chunks, grad_type, s, stream);
 }
 
 }  // namespace optim

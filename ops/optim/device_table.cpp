@@ -18,6 +18,10 @@ std::vector<const void*> pointer_key(const std::vector<at::Tensor>& tensors) {
   return key;
 }
 
+GradType grad_type_of(const std::vector<at::Tensor>& grads) {
+  return grads[0].scalar_type() == at::kBFloat16 ? GradType::kBF16 : GradType::kF32;
+}
+
 bool LaunchTables::stale(const std::vector<at::Tensor>& params,
                          const std::vector<at::Tensor>& grads) {
   pending_ = pointer_key(grads);

@@ -23,6 +23,20 @@ at::Tensor upload_table(const std::vector<T>& rows, c10::Device device) {
 // The data pointers of tensors (undefined → 0): the key a table is valid for.
 std::vector<const void*> pointer_key(const std::vector<at::Tensor>& tensors);
 
+// The gradient type of a step's launch (FusedOptimizer::step checked: all fp32 or all bf16).
+GradType grad_type_of(const std::vector<at::Tensor>& grads);
+
+// A launch-table row with the fields every optimizer's row has set: the parameter p (fp32), its
+// gradient g and their size n; the rest zero.
+template <typename Row>
+Row tensor_row(const at::Tensor& param, const at::Tensor& grad) {
+  Row r{};
+  r.p = param.data_ptr<float>();
+  r.g = grad.data_ptr();
+  r.n = param.numel();
+  return r;
+}
+
 // The two device tables of one fused optimizer's launch: a row per tensor (pointers, sizes,
 // flags) and the work items (chunks or tiles) the grid walks. They stay valid while the
 // parameters, the gradients and the gradient dtype do; a step asks stale() and rebuilds only
@@ -47,6 +61,21 @@ class LaunchTables {
     sizes.reserve(rows.size());
     for (const Row& r : rows) sizes.push_back(r.n);
     store(rows, make_chunks(sizes), device);
+  }
+  // When stale(): a row per parameter i, tensor_row(params[i], grads[i]) completed by
+  // fill(row, i), and their chunk table, stored.
+  template <typename Row, typename Fill>
+  void refresh_chunked(const std::vector<at::Tensor>& params, const std::vector<at::Tensor>& grads,
+                       Fill fill) {
+    if (!stale(params, grads)) return;
+    std::vector<Row> rows;
+    rows.reserve(params.size());
+    for (size_t i = 0; i < params.size(); ++i) {
+      Row r = tensor_row<Row>(params[i], grads[i]);
+      fill(r, i);
+      rows.push_back(r);
+    }
+    store_chunked(rows, params[0].device());
   }
 
   template <typename Row>

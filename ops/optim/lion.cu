@@ -20,25 +20,21 @@ __device__ __forceinline__ void lion_elem(float& p, float g, float& m, const Lio
   m = fmaf(s.one_minus_beta2, g, __fmul_rn(s.beta2, m));
 }
 
-template <typename G>
-__global__ void __launch_bounds__(kThreads)
-    lion_kernel(const LionTensor* __restrict__ tensors, const ChunkRef* __restrict__ chunks,
-                int64_t num_chunks, LionScalars s) {
-  for_each_chunk(tensors, chunks, num_chunks, [&](const LionTensor& t, int64_t begin, int64_t len) {
+// Lion on the elements [begin, begin + len) of a tensor (chunk_kernel).
+struct LionRule {
+  template <typename G>
+  static __device__ __forceinline__ void update(const LionTensor& t, int64_t begin, int64_t len,
+                                                const LionScalars& s) {
     update_chunk(t.p + begin, static_cast<const G*>(t.g) + begin, len, t.vec,
                  [&](float& p, float g, float& m) { lion_elem(p, g, m, s); }, t.m + begin);
-  });
-}
+  }
+};
 
 }  // namespace
 
 void lion_step_cuda(const LionTensor* tensors, const ChunkRef* chunks, int64_t num_chunks,
                     GradType grad_type, const LionScalars& s, cudaStream_t stream) {
-  if (num_chunks == 0) return;
-  if (grad_type == GradType::kBF16)
-    launch_grid_stride(lion_kernel<__nv_bfloat16>, num_chunks, stream, tensors, chunks, num_chunks, s);
-  else
-    launch_grid_stride(lion_kernel<float>, num_chunks, stream, tensors, chunks, num_chunks, s);
+  launch_chunk_kernel<LionRule>(tensors, chunks, num_chunks, grad_type, s, stream);
 }
 
 }  // namespace optim

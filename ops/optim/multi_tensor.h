@@ -49,5 +49,9 @@ AdamScalars adam_scalars(double lr, double beta1, double beta2, double eps, doub
 // True when every pointer is aligned to `bytes` (null pointers count as aligned).
 bool all_aligned(std::initializer_list<const void*> ptrs, uintptr_t bytes);
 
+// True when the vector path's 4-element accesses are aligned: every fp32 array to 16 bytes and
+// the gradient g (of type `grad`) to 16 bytes (fp32) or 8 (bf16).
+bool vec_aligned(GradType grad, const void* g, std::initializer_list<const void*> fp32);
+
 }  // namespace optim
 }  // namespace gptbench

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "ops/cuda_check.h"
+#include "ops/device/convert.cuh"
 #include "ops/device/reduce.cuh"
 #include "ops/optim/multi_tensor.h"
 
@@ -127,6 +128,23 @@ __device__ __forceinline__ void update_chunk(float* __restrict__ p, const G* __r
   }
 }
 
+// The kernel of an elementwise optimizer (AdamW, Lion): Rule::update<G>(tensor, begin, len, s)
+// on every chunk the block takes, G the gradients' element type.
+template <typename Rule, typename G, typename Tensor, typename Scalars>
+__global__ void __launch_bounds__(kThreads)
+    chunk_kernel(const Tensor* __restrict__ tensors, const ChunkRef* __restrict__ chunks,
+                 int64_t num_chunks, Scalars s) {
+  for_each_chunk(tensors, chunks, num_chunks, [&](const Tensor& t, int64_t begin, int64_t len) {
+    Rule::template update<G>(t, begin, len, s);
+  });
+}
+
+// Calls f(G()) with G the gradient element type of a launch: __nv_bfloat16 or float.
+template <typename F>
+void with_grad_type(GradType grad_type, F&& f) {
+  with_either_type<__nv_bfloat16, float>(grad_type == GradType::kBF16, f);
+}
+
 // Blocks for a grid-stride launch of `kernel` (`threads` per block, `smem` bytes of dynamic
 // shared memory) over `work` items: enough to fill every SM at the kernel's occupancy, never more
 // than the work. The SM count and occupancy are queried once per (kernel, device), so a step does
@@ -165,6 +183,18 @@ template <typename... Params, typename... Args>
 void launch_grid_stride(void (*kernel)(Params...), int64_t work, cudaStream_t stream, Args... args) {
   kernel<<<grid_for(kernel, work), kThreads, 0, stream>>>(args...);
   CUDA_CHECK_LAUNCH();
+}
+
+// The step of an elementwise optimizer: chunk_kernel<Rule> for the gradients' type over the
+// chunk table (nothing when it is empty).
+template <typename Rule, typename Tensor, typename Scalars>
+void launch_chunk_kernel(const Tensor* tensors, const ChunkRef* chunks, int64_t num_chunks,
+                         GradType grad_type, const Scalars& s, cudaStream_t stream) {
+  if (num_chunks == 0) return;
+  with_grad_type(grad_type, [&](auto g) {
+    launch_grid_stride(chunk_kernel<Rule, decltype(g), Tensor, Scalars>, num_chunks, stream,
+                       tensors, chunks, num_chunks, s);
+  });
 }
 
 }  // namespace optim

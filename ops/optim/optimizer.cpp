@@ -78,6 +78,10 @@ void FusedOptimizer::step(const std::vector<at::Tensor>& grads) {
     step_reference(grads);
 }
 
+void FusedOptimizer::no_fused_kernels() const {
+  throw std::runtime_error(name() + ": built without CUDA kernels");
+}
+
 void FusedOptimizer::zero_grad() {
   for (auto& p : params_)
     if (p.grad().defined()) p.mutable_grad().zero_();

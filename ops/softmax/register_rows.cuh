@@ -103,39 +103,37 @@ __global__ void __launch_bounds__(kWarp* regs_block_warps<WPR>(), 32 / regs_bloc
       cp_async16(slot + i * kLanesPerBlock, x + off + ((NV + i) * kLanes + L) * VEC);
     cp_async_commit();
   }
+  // Calls f(fp32 values of a pack, j) for each pack j this lane holds in registers.
+  auto each_loaded = [&](auto&& f) {
+#pragma unroll
+    for (int j = 0; j < NV; ++j)
+      if (has(j)) {
+        float v[VEC];
+        unpack<!kKeep>(p[j], v);
+        f(v, j);
+      }
+  };
   float m = -INFINITY;
-#pragma unroll
-  for (int j = 0; j < NV; ++j)
-    if (has(j)) {
-      float f[VEC];
-      unpack<!kKeep>(p[j], f);
-#pragma unroll
-      for (int k = 0; k < VEC; ++k) m = fmaxf(m, f[k]);
-    }
-  if constexpr (STAGED) cp_async_wait_all();  // this thread's copies (it reads only those)
-  each_staged([&](const float(&f)[VEC], int) {
+  auto take_max = [&](const float(&f)[VEC], int) {
 #pragma unroll
     for (int k = 0; k < VEC; ++k) m = fmaxf(m, f[k]);
-  });
+  };
+  each_loaded(take_max);
+  if constexpr (STAGED) cp_async_wait_all();  // this thread's copies (it reads only those)
+  each_staged(take_max);
   const float shift = m == -INFINITY ? 0.f : m;
   float e[kKeep ? NV : 1][VEC];
   float s = 0.f;
+  auto add_exps = [&](const float(&f)[VEC], int j) {  // kKeep: register packs only (!STAGED)
 #pragma unroll
-  for (int j = 0; j < NV; ++j)
-    if (has(j)) {
-      float f[VEC];
-      unpack<!kKeep>(p[j], f);
-#pragma unroll
-      for (int k = 0; k < VEC; ++k) {
-        const float ek = exp2_approx((f[k] - shift) * kLog2e);
-        if constexpr (kKeep) e[j][k] = ek;
-        s += ek;
-      }
+    for (int k = 0; k < VEC; ++k) {
+      const float ek = exp2_approx((f[k] - shift) * kLog2e);
+      if constexpr (kKeep) e[j][k] = ek;
+      s += ek;
     }
-  each_staged([&](const float(&f)[VEC], int) {
-#pragma unroll
-    for (int k = 0; k < VEC; ++k) s += exp2_approx((f[k] - shift) * kLog2e);
-  });
+  };
+  each_loaded(add_exps);
+  each_staged(add_exps);
   float M = m, S = s;
   warp_merge(M, S);
   if constexpr (K * WPR > 1) {

@@ -22,6 +22,21 @@ __device__ __forceinline__ void warp_load_row(Pack<T, VEC> (&p)[NV], const T* __
   }
 }
 
+// Stores the fp32 values value(j, k) of this lane's packs of a row (warp_load_row's layout) to yr.
+template <typename T, int VEC, int NV, int LANES, typename Value>
+__device__ __forceinline__ void warp_store_row(T* __restrict__ yr, int l, int cols, Value value) {
+#pragma unroll
+  for (int j = 0; j < NV; ++j) {
+    const int c = (j * LANES + l) * VEC;
+    if (c < cols) {
+      float o[VEC];
+#pragma unroll
+      for (int k = 0; k < VEC; ++k) o[k] = value(j, k);
+      store_floats<T, VEC>(yr + c, o);
+    }
+  }
+}
+
 // softmax of the row whose share this lane holds in p, written to yr: the group's maximum and
 // sum by butterflies within the group, the exponentials kept in fp32 registers between the sum
 // and the output (one exp per element).
@@ -46,16 +61,7 @@ __device__ __forceinline__ void warp_softmax_row(const Pack<T, VEC> (&p)[NV], T*
         s += e[j][k];
       }
   const float inv = 1.f / warp_sum<LANES>(s);
-#pragma unroll
-  for (int j = 0; j < NV; ++j) {
-    const int c = (j * LANES + l) * VEC;
-    if (c < cols) {
-      float o[VEC];
-#pragma unroll
-      for (int k = 0; k < VEC; ++k) o[k] = e[j][k] * inv;
-      store_floats<T, VEC>(yr + c, o);
-    }
-  }
+  warp_store_row<T, VEC, NV, LANES>(yr, l, cols, [&](int j, int k) { return e[j][k] * inv; });
 }
 
 // Blocks per SM the register allocation must allow (a floor on occupancy): 8 (32 warps, <= 64
@@ -125,16 +131,8 @@ __global__ void __launch_bounds__(kWarp* kWarpRowsPerBlock, VEC > 1 ? 6 : 4)
     }
   }
   dot = warp_sum<LANES>(dot);
-#pragma unroll
-  for (int j = 0; j < NV; ++j) {
-    const int c = (j * LANES + l) * VEC;
-    if (c < n) {
-      float o[VEC];
-#pragma unroll
-      for (int k = 0; k < VEC; ++k) o[k] = yv[j][k] * (gv[j][k] - dot);
-      store_floats<T, VEC>(dx + off + c, o);
-    }
-  }
+  warp_store_row<T, VEC, NV, LANES>(dx + off, l, n,
+                                    [&](int j, int k) { return yv[j][k] * (gv[j][k] - dot); });
 }
 
 
