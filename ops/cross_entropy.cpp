@@ -10,6 +10,7 @@
 #include <c10/cuda/CUDAGuard.h>
 
 #include "ops/cross_entropy_kernels.h"
+#include "ops/device/elem_type_torch.h"
 #endif
 
 namespace gptbench {
@@ -32,10 +33,10 @@ void check_args(const at::Tensor& logits, const at::Tensor& targets, int64_t cla
 }
 
 #ifdef GPTBENCH_WITH_CUDA
-CeDtype ce_dtype(at::ScalarType t) {
-  if (t == at::kFloat) return CeDtype::kFloat32;
-  if (t == at::kBFloat16) return CeDtype::kBFloat16;
-  return CeDtype::kFloat16;
+// The logits' element type when the kernels take it (fused_cross_entropy falls back to LibTorch
+// for others).
+std::optional<ElemType> ce_dtype(at::ScalarType t) {
+  return elem_type_in(t, {ElemType::kF32, ElemType::kBF16, ElemType::kF16});
 }
 
 using torch::autograd::AutogradContext;
@@ -55,7 +56,7 @@ struct FusedCrossEntropyFn : torch::autograd::Function<FusedCrossEntropyFn> {
     auto lse = at::empty({rows}, f32);
     launch_cross_entropy_forward(logits.data_ptr(), ld, targets.data_ptr<int64_t>(),
                                  loss_rows.data_ptr<float>(), lse.data_ptr<float>(), rows,
-                                 classes, ignore_index, ce_dtype(logits.scalar_type()),
+                                 classes, ignore_index, ce_dtype(logits.scalar_type()).value(),
                                  at::cuda::getCurrentCUDAStream());
     auto counted = targets.ne(ignore_index).sum().to(at::kFloat);
     ctx->save_for_backward({logits, targets, lse, counted});
@@ -76,7 +77,7 @@ struct FusedCrossEntropyFn : torch::autograd::Function<FusedCrossEntropyFn> {
                                   grad.data_ptr(), logits.size(0),
                                   ctx->saved_data["classes"].toInt(),
                                   ctx->saved_data["ignore_index"].toInt(),
-                                  ce_dtype(logits.scalar_type()),
+                                  ce_dtype(logits.scalar_type()).value(),
                                   at::cuda::getCurrentCUDAStream());
     return {grad, at::Tensor(), at::Tensor(), at::Tensor()};
   }
@@ -96,8 +97,7 @@ at::Tensor fused_cross_entropy(const at::Tensor& logits, const at::Tensor& targe
                                int64_t classes, int64_t ignore_index) {
   check_args(logits, targets, classes);
 #ifdef GPTBENCH_WITH_CUDA
-  const auto t = logits.scalar_type();
-  if (logits.is_cuda() && (t == at::kFloat || t == at::kBFloat16 || t == at::kHalf))
+  if (logits.is_cuda() && ce_dtype(logits.scalar_type()))
     return FusedCrossEntropyFn::apply(logits, targets, classes, ignore_index);
 #endif
   return torch_cross_entropy(logits, targets, classes, ignore_index);

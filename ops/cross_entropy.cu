@@ -188,35 +188,22 @@ void backward_typed(const void* logits, int64_t ld, const int64_t* targets, cons
 
 void launch_cross_entropy_forward(const void* logits, int64_t ld, const int64_t* targets,
                                   float* loss, float* lse, int64_t rows, int64_t classes,
-                                  int64_t ignore_index, CeDtype dtype, cudaStream_t stream) {
+                                  int64_t ignore_index, ElemType dtype, cudaStream_t stream) {
   if (rows == 0) return;
-  switch (dtype) {
-    case CeDtype::kFloat32:
-      return forward_typed<float>(logits, ld, targets, loss, lse, rows, classes, ignore_index, stream);
-    case CeDtype::kBFloat16:
-      return forward_typed<__nv_bfloat16>(logits, ld, targets, loss, lse, rows, classes,
-                                          ignore_index, stream);
-    case CeDtype::kFloat16:
-      return forward_typed<__half>(logits, ld, targets, loss, lse, rows, classes, ignore_index, stream);
-  }
+  with_elem_type<float, __nv_bfloat16, __half>(dtype, "cross_entropy", [&](auto t) {
+    forward_typed<decltype(t)>(logits, ld, targets, loss, lse, rows, classes, ignore_index, stream);
+  });
 }
 
 void launch_cross_entropy_backward(const void* logits, int64_t ld, const int64_t* targets,
                                    const float* lse, const float* scale, void* grad,
                                    int64_t rows, int64_t classes, int64_t ignore_index,
-                                   CeDtype dtype, cudaStream_t stream) {
+                                   ElemType dtype, cudaStream_t stream) {
   if (rows == 0) return;
-  switch (dtype) {
-    case CeDtype::kFloat32:
-      return backward_typed<float>(logits, ld, targets, lse, scale, grad, rows, classes,
-                                   ignore_index, stream);
-    case CeDtype::kBFloat16:
-      return backward_typed<__nv_bfloat16>(logits, ld, targets, lse, scale, grad, rows, classes,
-                                           ignore_index, stream);
-    case CeDtype::kFloat16:
-      return backward_typed<__half>(logits, ld, targets, lse, scale, grad, rows, classes,
-                                    ignore_index, stream);
-  }
+  with_elem_type<float, __nv_bfloat16, __half>(dtype, "cross_entropy", [&](auto t) {
+    backward_typed<decltype(t)>(logits, ld, targets, lse, scale, grad, rows, classes, ignore_index,
+                                stream);
+  });
 }
 
 }  // namespace gptbench

@@ -9,9 +9,16 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "ops/device/elem_type.h"
+
 namespace gptbench {
 
 constexpr size_t kLtWorkspaceBytes = 32u << 20;  // what LibTorch gives cuBLASLt on Hopper
+
+// The cuBLASLt data type of elements of type t.
+constexpr cudaDataType_t lt_data_type(ElemType t) {
+  return t == ElemType::kF32 ? CUDA_R_32F : t == ElemType::kBF16 ? CUDA_R_16BF : CUDA_R_16F;
+}
 
 struct LtDevice {
   cublasLtHandle_t handle;

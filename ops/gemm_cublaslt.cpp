@@ -8,12 +8,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <stdexcept>
 #include <tuple>
 #include <vector>
 
 #include "ops/cublaslt_device.h"
 #include "ops/cuda_check.h"
+#include "ops/device/elem_type_torch.h"
 #include "ops/gemm.h"
 
 namespace gptbench {
@@ -29,12 +29,10 @@ struct LtTypes {
 };
 
 LtTypes lt_types(at::ScalarType t, bool tf32) {
-  switch (t) {
-    case at::kFloat: return {CUDA_R_32F, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F};
-    case at::kBFloat16: return {CUDA_R_16BF, CUBLAS_COMPUTE_32F};
-    case at::kHalf: return {CUDA_R_16F, CUBLAS_COMPUTE_32F};
-    default: throw std::invalid_argument("gemm_cublaslt: unsupported dtype " + std::string(at::toString(t)));
-  }
+  const ElemType e = check_elem_type(t, {ElemType::kF32, ElemType::kBF16, ElemType::kF16},
+                                     "gemm_cublaslt");
+  const bool fast = e == ElemType::kF32 && tf32;
+  return {lt_data_type(e), fast ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F};
 }
 
 // Descriptors for one problem: the column-major Cᵀ(N,M) = op(B)ᵀ·op(A)ᵀ, so cuBLASLt's A is our

@@ -11,6 +11,7 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 
+#include "ops/device/elem_type_torch.h"
 #include "ops/layernorm_kernels.h"
 #endif
 
@@ -44,7 +45,10 @@ at::ScalarType output_dtype(const at::Tensor& x) {
 using torch::autograd::AutogradContext;
 using torch::autograd::tensor_list;
 
-LnDtype ln_dtype(at::ScalarType t) { return t == at::kBFloat16 ? LnDtype::kBFloat16 : LnDtype::kFloat32; }
+// The element type of a branch, y or their gradients when the kernels take it (fp32 or bf16).
+std::optional<ElemType> ln_dtype(at::ScalarType t) {
+  return elem_type_in(t, {ElemType::kF32, ElemType::kBF16});
+}
 
 // Contiguous with the kernels' vector alignment (16 bytes covers both dtypes): a contiguous view
 // at an odd offset is copied to a fresh allocation.
@@ -73,12 +77,12 @@ struct FusedLayerNormFn : torch::autograd::Function<FusedLayerNormFn> {
     LnForward a;
     a.x = x.data_ptr<float>();
     a.branch = has_branch ? branch.data_ptr() : nullptr;
-    a.branch_dtype = has_branch ? ln_dtype(branch.scalar_type()) : LnDtype::kFloat32;
+    a.branch_dtype = has_branch ? ln_dtype(branch.scalar_type()).value() : ElemType::kF32;
     a.gamma = gamma.data_ptr<float>();
     a.beta = beta.data_ptr<float>();
     a.x_out = has_branch ? h.data_ptr<float>() : nullptr;
     a.y = y.data_ptr();
-    a.y_dtype = bf16_out ? LnDtype::kBFloat16 : LnDtype::kFloat32;
+    a.y_dtype = bf16_out ? ElemType::kBF16 : ElemType::kF32;
     a.mean = mean.data_ptr<float>();
     a.rstd = rstd.data_ptr<float>();
     a.rows = rows;
@@ -109,7 +113,7 @@ struct FusedLayerNormFn : torch::autograd::Function<FusedLayerNormFn> {
     auto scratch = at::empty({layernorm_backward_scratch_floats(rows, c)}, h.options());
     LnBackward a;
     a.dy = dy.data_ptr();
-    a.dy_dtype = ln_dtype(dy.scalar_type());
+    a.dy_dtype = ln_dtype(dy.scalar_type()).value();
     a.h = h.data_ptr<float>();
     a.mean = saved[1].data_ptr<float>();
     a.rstd = saved[2].data_ptr<float>();
@@ -117,7 +121,7 @@ struct FusedLayerNormFn : torch::autograd::Function<FusedLayerNormFn> {
     a.dres = dres.defined() ? dres.data_ptr<float>() : nullptr;
     a.dx = dx.data_ptr<float>();
     a.dbranch = dbranch.defined() ? dbranch.data_ptr() : nullptr;
-    a.dbranch_dtype = ln_dtype(branch_dtype);
+    a.dbranch_dtype = ln_dtype(branch_dtype).value();
     a.dgamma = dgamma.data_ptr<float>();
     a.dbeta = dbeta.data_ptr<float>();
     a.scratch = scratch.data_ptr<float>();
@@ -135,8 +139,7 @@ struct FusedLayerNormFn : torch::autograd::Function<FusedLayerNormFn> {
 
 bool layernorm_uses_kernels(const at::Tensor& x, const at::Tensor& branch, const at::Tensor& gamma) {
 #ifdef GPTBENCH_WITH_CUDA
-  const auto ok_branch = !branch.defined() || branch.scalar_type() == at::kFloat ||
-                         branch.scalar_type() == at::kBFloat16;
+  const bool ok_branch = !branch.defined() || ln_dtype(branch.scalar_type()).has_value();
   return x.is_cuda() && x.scalar_type() == at::kFloat && gamma.scalar_type() == at::kFloat &&
          gamma.device() == x.device() && ok_branch && x.numel() > 0 &&
          layernorm_kernel_supports(x.size(-1));

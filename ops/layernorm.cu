@@ -240,13 +240,13 @@ void with_vec(int columns, F&& f) {
 }
 
 template <typename F>
-void with_type(LnDtype t, F&& f) {
-  with_either_type<__nv_bfloat16, float>(t == LnDtype::kBFloat16, f);
+void with_type(ElemType t, F&& f) {
+  with_elem_type<float, __nv_bfloat16>(t, "layernorm", f);
 }
 
 // f(vec, a, b): the vector count of `columns` (with_vec) and the storage types of dtypes a, b.
 template <typename F>
-void with_vec_and_types(int columns, LnDtype a, LnDtype b, F&& f) {
+void with_vec_and_types(int columns, ElemType a, ElemType b, F&& f) {
   with_vec(columns, [&](auto vec) {
     with_type(a, [&](auto ta) { with_type(b, [&](auto tb) { f(vec, ta, tb); }); });
   });

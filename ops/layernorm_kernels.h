@@ -7,9 +7,9 @@
 
 #include <cstdint>
 
-namespace gptbench {
+#include "ops/device/elem_type.h"
 
-enum class LnDtype { kFloat32, kBFloat16 };
+namespace gptbench {
 
 // The kernels keep a row in registers: C must be a multiple of 4 and at most kLnMaxColumns,
 // and every pointer 16-byte aligned (8-byte for bf16 tensors; ops/layernorm.cpp copies an
@@ -24,12 +24,12 @@ bool layernorm_kernel_supports(int64_t columns);
 struct LnForward {
   const float* x = nullptr;
   const void* branch = nullptr;
-  LnDtype branch_dtype = LnDtype::kFloat32;
+  ElemType branch_dtype = ElemType::kF32;
   const float* gamma = nullptr;
   const float* beta = nullptr;
   float* x_out = nullptr;
   void* y = nullptr;
-  LnDtype y_dtype = LnDtype::kFloat32;
+  ElemType y_dtype = ElemType::kF32;
   float* mean = nullptr;
   float* rstd = nullptr;
   int64_t rows = 0;
@@ -45,7 +45,7 @@ void launch_layernorm_forward(const LnForward& a, cudaStream_t stream);
 //   reduction over the blocks: deterministic)
 struct LnBackward {
   const void* dy = nullptr;
-  LnDtype dy_dtype = LnDtype::kFloat32;
+  ElemType dy_dtype = ElemType::kF32;
   const float* h = nullptr;
   const float* mean = nullptr;
   const float* rstd = nullptr;
@@ -53,7 +53,7 @@ struct LnBackward {
   const float* dres = nullptr;
   float* dx = nullptr;
   void* dbranch = nullptr;
-  LnDtype dbranch_dtype = LnDtype::kFloat32;
+  ElemType dbranch_dtype = ElemType::kF32;
   float* dgamma = nullptr;
   float* dbeta = nullptr;
   float* scratch = nullptr;  // layernorm_backward_scratch_floats(rows, columns) floats

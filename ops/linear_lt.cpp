@@ -25,6 +25,7 @@
 
 #include "ops/cublaslt_device.h"
 #include "ops/cuda_check.h"
+#include "ops/device/elem_type_torch.h"
 
 namespace gptbench {
 namespace {
@@ -188,9 +189,8 @@ void check_features(const char* fn, int64_t in, int64_t out) {
 }
 
 cudaDataType_t bias_type(const char* fn, at::ScalarType t) {
-  if (t == at::kBFloat16) return CUDA_R_16BF;
-  if (t == at::kFloat) return CUDA_R_32F;
-  bad(fn, std::string("bias dtype must be bf16 or fp32, got ") + at::toString(t));
+  const std::string what = std::string(fn) + ": bias";
+  return lt_data_type(check_elem_type(t, {ElemType::kBF16, ElemType::kF32}, what));
 }
 
 void check_bias(const char* fn, const at::Tensor& b, int64_t out) {

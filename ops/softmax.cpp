@@ -7,6 +7,7 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 
+#include "ops/device/elem_type_torch.h"
 #include "ops/softmax_kernels.h"
 #endif
 
@@ -46,14 +47,11 @@ at::Tensor softmax_backward_reference(const at::Tensor& y, const at::Tensor& dy)
 #ifdef GPTBENCH_WITH_CUDA
 namespace {
 
-SoftmaxDtype kernel_dtype(const at::Tensor& t, const char* what) {
+ElemType kernel_dtype(const at::Tensor& t, const char* what) {
   if (!t.is_cuda())
     throw std::invalid_argument(std::string(what) + ": the fused softmax needs a CUDA tensor");
   if (t.dim() < 1) throw std::invalid_argument(std::string(what) + ": needs at least one dim");
-  if (t.scalar_type() == at::kFloat) return SoftmaxDtype::kFloat32;
-  if (t.scalar_type() == at::kBFloat16) return SoftmaxDtype::kBFloat16;
-  throw std::invalid_argument(std::string(what) + ": fp32 or bf16 only, got " +
-                              std::string(c10::toString(t.scalar_type())));
+  return check_elem_type(t.scalar_type(), {ElemType::kF32, ElemType::kBF16}, what);
 }
 
 void check_out(const at::Tensor& in, const at::Tensor& out, const char* what) {
@@ -69,7 +67,7 @@ void check_out(const at::Tensor& in, const at::Tensor& out, const char* what) {
 bool softmax_fused_available() { return true; }
 
 void softmax_fused_out(const at::Tensor& x, at::Tensor& y) {
-  const SoftmaxDtype dt = kernel_dtype(x, "softmax_fused");
+  const ElemType dt = kernel_dtype(x, "softmax_fused");
   check_out(x, y, "softmax_fused");
   c10::cuda::CUDAGuard guard(x.device());
   const at::Tensor xc = x.contiguous();
@@ -86,7 +84,7 @@ at::Tensor softmax_fused(const at::Tensor& x) {
 }
 
 void softmax_backward_fused_out(const at::Tensor& y, const at::Tensor& dy, at::Tensor& dx) {
-  const SoftmaxDtype dt = kernel_dtype(y, "softmax_backward_fused");
+  const ElemType dt = kernel_dtype(y, "softmax_backward_fused");
   check_out(y, dx, "softmax_backward_fused");
   if (dy.sizes() != y.sizes() || dy.scalar_type() != y.scalar_type() || dy.device() != y.device())
     throw std::invalid_argument("softmax_backward_fused: dy must match y in shape, dtype, device");

@@ -39,6 +39,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "ops/device/convert.cuh"
 #include "ops/softmax/launch.cuh"
 #include "ops/softmax_kernels.h"
 
@@ -47,7 +48,7 @@ namespace {
 
 template <typename T>
 void forward_typed(const void* x, void* y, int64_t rows, int64_t cols, cudaStream_t st) {
-  const SoftmaxDtype dt = sizeof(T) == 4 ? SoftmaxDtype::kFloat32 : SoftmaxDtype::kBFloat16;
+  constexpr ElemType dt = elem_type_v<T>;
   const int dev = current_device();
   const SoftmaxPlan plan = softmax_plan(cols, dt, /*backward=*/false, aligned16(x) && aligned16(y),
                                         smem_optin_of(dev), has_clusters(dev));
@@ -63,7 +64,7 @@ void forward_typed(const void* x, void* y, int64_t rows, int64_t cols, cudaStrea
 template <typename T>
 void backward_typed(const void* y, const void* dy, void* dx, int64_t rows, int64_t cols,
                     cudaStream_t st) {
-  const SoftmaxDtype dt = sizeof(T) == 4 ? SoftmaxDtype::kFloat32 : SoftmaxDtype::kBFloat16;
+  constexpr ElemType dt = elem_type_v<T>;
   const SoftmaxPlan plan =
       softmax_plan(cols, dt, /*backward=*/true, aligned16(y) && aligned16(dy) && aligned16(dx),
                    smem_optin_of(current_device()));
@@ -79,9 +80,9 @@ void backward_typed(const void* y, const void* dy, void* dx, int64_t rows, int64
 
 }  // namespace
 
-SoftmaxPlan softmax_plan(int64_t cols, SoftmaxDtype dtype, bool backward, bool aligned,
+SoftmaxPlan softmax_plan(int64_t cols, ElemType dtype, bool backward, bool aligned,
                          int64_t smem_optin, bool clusters) {
-  const int64_t elem = dtype == SoftmaxDtype::kFloat32 ? 4 : 2;
+  const int64_t elem = elem_bytes(dtype);
   const int vec16 = static_cast<int>(16 / elem);
   const int vec = (aligned && cols % vec16 == 0) ? vec16 : 1;
   if (cols <= kMaxWarpCols) {
@@ -100,7 +101,7 @@ SoftmaxPlan softmax_plan(int64_t cols, SoftmaxDtype dtype, bool backward, bool a
   if (!backward && vec > 1) {
     // The row in registers: the fewest warps (a power of two) whose threads hold it at `values`
     // each, one block of up to 32 warps (bf16 16).
-    const bool bf16 = dtype == SoftmaxDtype::kBFloat16;
+    const bool bf16 = dtype == ElemType::kBF16;
     const int values = bf16 && cols > kRegsLongBf16 ? 2 * kRegsValues : kRegsValues;
     const int64_t max_warps = bf16 ? kRegsMaxWarpsBf16 : kMaxBlockThreads / kWarp;
     int64_t warps = 1;
@@ -155,23 +156,21 @@ SoftmaxPlan softmax_plan(int64_t cols, SoftmaxDtype dtype, bool backward, bool a
 }
 
 void launch_softmax_forward(const void* x, void* y, int64_t rows, int64_t cols,
-                            SoftmaxDtype dtype, cudaStream_t stream) {
+                            ElemType dtype, cudaStream_t stream) {
   check_shape(rows, cols);
   if (rows == 0 || cols == 0) return;
-  if (dtype == SoftmaxDtype::kFloat32)
-    forward_typed<float>(x, y, rows, cols, stream);
-  else
-    forward_typed<__nv_bfloat16>(x, y, rows, cols, stream);
+  with_elem_type<float, __nv_bfloat16>(dtype, "softmax", [&](auto t) {
+    forward_typed<decltype(t)>(x, y, rows, cols, stream);
+  });
 }
 
 void launch_softmax_backward(const void* y, const void* dy, void* dx, int64_t rows, int64_t cols,
-                             SoftmaxDtype dtype, cudaStream_t stream) {
+                             ElemType dtype, cudaStream_t stream) {
   check_shape(rows, cols);
   if (rows == 0 || cols == 0) return;
-  if (dtype == SoftmaxDtype::kFloat32)
-    backward_typed<float>(y, dy, dx, rows, cols, stream);
-  else
-    backward_typed<__nv_bfloat16>(y, dy, dx, rows, cols, stream);
+  with_elem_type<float, __nv_bfloat16>(dtype, "softmax", [&](auto t) {
+    backward_typed<decltype(t)>(y, dy, dx, rows, cols, stream);
+  });
 }
 
 }  // namespace gptbench

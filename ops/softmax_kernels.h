@@ -6,9 +6,9 @@
 
 #include <cstdint>
 
-namespace gptbench {
+#include "ops/device/elem_type.h"
 
-enum class SoftmaxDtype { kFloat32, kBFloat16 };
+namespace gptbench {
 
 // How a launcher will run a problem (chosen by softmax_plan; exposed for tests and docs).
 enum class SoftmaxPath {
@@ -46,16 +46,17 @@ struct SoftmaxPlan {
 // per block (cudaDevAttrMaxSharedMemoryPerBlockOptin). `clusters`: the device runs thread-block
 // clusters (compute capability >= 9.0); without them a row longer than one block holds on chip
 // is read twice (kBlockPartial).
-SoftmaxPlan softmax_plan(int64_t cols, SoftmaxDtype dtype, bool backward, bool aligned,
+SoftmaxPlan softmax_plan(int64_t cols, ElemType dtype, bool backward, bool aligned,
                          int64_t smem_optin, bool clusters = true);
 
-// y = softmax(x) over each row; fp32 accumulation, fp32 or bf16 storage. A row of all -inf
-// gives NaN (as torch::softmax does). Throws gptbench::CudaError on a CUDA failure.
+// y = softmax(x) over each row; fp32 accumulation, fp32 or bf16 storage (another dtype throws
+// std::invalid_argument). A row of all -inf gives NaN (as torch::softmax does). Throws
+// gptbench::CudaError on a CUDA failure.
 void launch_softmax_forward(const void* x, void* y, int64_t rows, int64_t cols,
-                            SoftmaxDtype dtype, cudaStream_t stream);
+                            ElemType dtype, cudaStream_t stream);
 
 // dx = y * (dy - sum(y * dy)) over each row.
 void launch_softmax_backward(const void* y, const void* dy, void* dx, int64_t rows,
-                             int64_t cols, SoftmaxDtype dtype, cudaStream_t stream);
+                             int64_t cols, ElemType dtype, cudaStream_t stream);
 
 }  // namespace gptbench

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "ops/attention/flash_tiles.h"
+#include "ops/device/elem_type_torch.h"
 
 #ifdef GPTBENCH_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
@@ -19,6 +20,11 @@
 namespace gptbench {
 namespace {
 
+// The element type of q, k and v when the kernels take it (bf16 or fp16).
+std::optional<ElemType> flash_dtype(at::ScalarType t) {
+  return elem_type_in(t, {ElemType::kBF16, ElemType::kF16});
+}
+
 // Shape, dtype and head-dim checks shared by forward and backward, then the device check.
 void check_qkv(const char* fn, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
   TORCH_CHECK(q.defined() && k.defined() && v.defined(), fn, ": q, k and v must be defined");
@@ -26,8 +32,8 @@ void check_qkv(const char* fn, const at::Tensor& q, const at::Tensor& k, const a
   TORCH_CHECK(k.sizes() == q.sizes() && v.sizes() == q.sizes(), fn,
               ": q, k and v must have the same shape (B, H, L, d); got q ", q.sizes(), ", k ",
               k.sizes(), ", v ", v.sizes());
-  TORCH_CHECK(q.scalar_type() == at::kBFloat16 || q.scalar_type() == at::kHalf, fn,
-              ": bf16 or fp16 inputs only, got ", q.scalar_type());
+  TORCH_CHECK(flash_dtype(q.scalar_type()).has_value(), fn, ": bf16 or fp16 inputs only, got ",
+              q.scalar_type());
   TORCH_CHECK(k.scalar_type() == q.scalar_type() && v.scalar_type() == q.scalar_type(), fn,
               ": q, k and v must share a dtype; got ", q.scalar_type(), ", ", k.scalar_type(),
               ", ", v.scalar_type());
@@ -86,9 +92,6 @@ at::Tensor kernel_layout(const at::Tensor& t) {
 
 FlashStrides strides_of(const at::Tensor& t) { return {t.stride(0), t.stride(1), t.stride(2)}; }
 
-FlashDtype kernel_dtype(const at::Tensor& t) {
-  return t.scalar_type() == at::kBFloat16 ? FlashDtype::kBFloat16 : FlashDtype::kFloat16;
-}
 
 // The parameters forward and backward share, from q, k and v in their kernel layouts: pointers
 // and strides, the shape (B, H, L, d), causal, the softmax scale 1/sqrt(d) and the dtype.
@@ -107,7 +110,7 @@ Params qkv_params(const at::Tensor& qk, const at::Tensor& kk, const at::Tensor& 
   p.d = static_cast<int>(qk.size(3));
   p.causal = causal;
   p.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p.d)));
-  p.dtype = kernel_dtype(qk);
+  p.dtype = flash_dtype(qk.scalar_type()).value();
   return p;
 }
 #endif

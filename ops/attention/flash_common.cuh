@@ -185,10 +185,10 @@ void with_head_dim(int d, F&& f) {
   }
 }
 
-// Calls f(T{}) with the element type of `dtype`.
+// Calls f(T{}) with the element type of `dtype` (bf16 or fp16).
 template <typename F>
-void with_dtype(FlashDtype dtype, F&& f) {
-  with_either_type<__nv_bfloat16, __half>(dtype == FlashDtype::kBFloat16, f);
+void with_dtype(ElemType dtype, F&& f) {
+  with_elem_type<__nv_bfloat16, __half>(dtype, "flash attention", f);
 }
 
 // The grid's limits: `tiles` blocks along L (gridDim.x), `heads` along y; and 32-bit row offsets

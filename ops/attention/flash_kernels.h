@@ -14,10 +14,9 @@
 #include <cstdint>
 
 #include "ops/attention/flash_tiles.h"
+#include "ops/device/elem_type.h"
 
 namespace gptbench {
-
-enum class FlashDtype { kBFloat16, kFloat16 };
 
 // Strides of a (B, H, L, d) tensor in elements; the last dimension has stride 1.
 struct FlashStrides {
@@ -34,7 +33,7 @@ struct FlashFwdParams {
   int B, H, L, d;
   bool causal;
   float scale;  // softmax scale, usually 1/sqrt(d)
-  FlashDtype dtype;
+  ElemType dtype;  // bf16 or fp16 (another: std::invalid_argument)
 };
 
 struct FlashBwdParams {
@@ -53,7 +52,7 @@ struct FlashBwdParams {
   int B, H, L, d;
   bool causal;
   float scale;
-  FlashDtype dtype;
+  ElemType dtype;
 };
 
 // Whether the kernels' 32-bit row offsets cover a tensor with this row stride: rows up to L

@@ -83,7 +83,7 @@ void Adafactor::step_reference(const std::vector<at::Tensor>& grads) {
 void Adafactor::step_fused(const std::vector<at::Tensor>& grads) {
 #ifdef GPTBENCH_WITH_CUDA
   using namespace optim;
-  const GradType gt = grad_type_of(grads);
+  const ElemType gt = grad_type_of(grads);
   if (tables_.stale(params_, grads)) {
     // Scratch layout: two stats per fused tensor, the row and column sums, the band counters;
     // zeroed once here, kept zero by the steps (adafactor_kernels.h).

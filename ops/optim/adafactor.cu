@@ -395,7 +395,7 @@ void launch(const AdafactorTensor* tensors, int64_t num_tensors, const Adafactor
 }  // namespace
 
 void adafactor_step_cuda(const AdafactorTensor* tensors, int64_t num_tensors,
-                         const AdafactorTile* tiles, int64_t num_tiles, GradType grad_type,
+                         const AdafactorTile* tiles, int64_t num_tiles, ElemType grad_type,
                          const AdafactorScalars& s, cudaStream_t stream) {
   if (num_tiles == 0) return;
   with_grad_type(grad_type, [&](auto g) {

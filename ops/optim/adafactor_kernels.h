@@ -65,7 +65,7 @@ struct AdafactorScalars {
 // Σu² for unfactored; then R, C, Σ R by the last tile of each band / tensor), norm (Σu² for
 // factored), apply (p ← p·decay − α/max(1, RMS(u)/d)·u).
 void adafactor_step_cuda(const AdafactorTensor* tensors, int64_t num_tensors,
-                         const AdafactorTile* tiles, int64_t num_tiles, GradType grad_type,
+                         const AdafactorTile* tiles, int64_t num_tiles, ElemType grad_type,
                          const AdafactorScalars& s, cudaStream_t stream);
 
 }  // namespace optim

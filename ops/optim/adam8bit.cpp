@@ -170,7 +170,7 @@ void Adam8bit::step_reference(const std::vector<at::Tensor>& grads) {
 void Adam8bit::step_fused(const std::vector<at::Tensor>& grads) {
 #ifdef GPTBENCH_WITH_CUDA
   using namespace optim;
-  const GradType gt = grad_type_of(grads);
+  const ElemType gt = grad_type_of(grads);
   tables_.refresh_chunked<Adam8bitTensor>(params_, grads, [&](auto& t, size_t i) {
     const auto& st = state_[i];
     t.m = st.m.data_ptr();

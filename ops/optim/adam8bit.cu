@@ -400,7 +400,7 @@ void launch(const Adam8bitTensor* tensors, const ChunkRef* chunks, int64_t num_c
 }  // namespace
 
 void adam8bit_step_cuda(const Adam8bitTensor* tensors, const ChunkRef* chunks,
-                        int64_t num_chunks, GradType grad_type, const AdamScalars& s,
+                        int64_t num_chunks, ElemType grad_type, const AdamScalars& s,
                         const uint32_t* table, cudaStream_t stream) {
   if (num_chunks == 0) return;
   with_grad_type(grad_type, [&](auto g) {

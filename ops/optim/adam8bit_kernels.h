@@ -29,7 +29,7 @@ struct Adam8bitTensor {
 //   p ← p·decay − step_size · m / (sqrt(v)·inv_sqrt_bc2 + eps)
 //   absmax ← max|m| (max v) over the 256-element block;  codes ← nearest(m / absmax)
 void adam8bit_step_cuda(const Adam8bitTensor* tensors, const ChunkRef* chunks,
-                        int64_t num_chunks, GradType grad_type, const AdamScalars& s,
+                        int64_t num_chunks, ElemType grad_type, const AdamScalars& s,
                         const uint32_t* table, cudaStream_t stream);
 
 // The kernel: sqrt.approx and __fdividef in the parameter step (not in the moments, so the

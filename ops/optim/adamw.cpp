@@ -28,7 +28,7 @@ void AdamW::step_reference(const std::vector<at::Tensor>& grads) {
 
 void AdamW::step_fused(const std::vector<at::Tensor>& grads) {
 #ifdef GPTBENCH_WITH_CUDA
-  const optim::GradType gt = optim::grad_type_of(grads);
+  const ElemType gt = optim::grad_type_of(grads);
   tables_.refresh_chunked<optim::AdamWTensor>(params_, grads, [&](auto& t, size_t i) {
     t.m = state_[0][i].data_ptr<float>();
     t.v = state_[1][i].data_ptr<float>();

@@ -33,7 +33,7 @@ struct AdamWRule {
 }  // namespace
 
 void adamw_step_cuda(const AdamWTensor* tensors, const ChunkRef* chunks, int64_t num_chunks,
-                     GradType grad_type, const AdamScalars& s, cudaStream_t stream) {
+                     ElemType grad_type, const AdamScalars& s, cudaStream_t stream) {
   launch_chunk_kernel<AdamWRule>(tensors, chunks, num_chunks, grad_type, s, stream);
 }
 

@@ -11,7 +11,7 @@ namespace optim {
 
 struct AdamWTensor {
   float* p;        // (n) parameter
-  const void* g;   // (n) gradient, fp32 or bf16 (GradType of the launch)
+  const void* g;   // (n) gradient, fp32 or bf16 (the launch's grad_type)
   float* m;        // (n) first moment
   float* v;        // (n) second moment
   int64_t n;
@@ -23,7 +23,7 @@ struct AdamWTensor {
 //   p ← p·decay;  m ← β1·m + (1−β1)·g;  v ← β2·v + (1−β2)·g²;
 //   p ← p − step_size · m / (sqrt(v)·inv_sqrt_bc2 + eps)
 void adamw_step_cuda(const AdamWTensor* tensors, const ChunkRef* chunks, int64_t num_chunks,
-                     GradType grad_type, const AdamScalars& s, cudaStream_t stream);
+                     ElemType grad_type, const AdamScalars& s, cudaStream_t stream);
 
 }  // namespace optim
 }  // namespace gptbench

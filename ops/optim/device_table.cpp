@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "ops/device/elem_type_torch.h"
+
 namespace gptbench {
 namespace optim {
 
@@ -18,8 +20,9 @@ std::vector<const void*> pointer_key(const std::vector<at::Tensor>& tensors) {
   return key;
 }
 
-GradType grad_type_of(const std::vector<at::Tensor>& grads) {
-  return grads[0].scalar_type() == at::kBFloat16 ? GradType::kBF16 : GradType::kF32;
+ElemType grad_type_of(const std::vector<at::Tensor>& grads) {
+  return check_elem_type(grads[0].scalar_type(), {ElemType::kF32, ElemType::kBF16},
+                         "optimizer: gradients");
 }
 
 bool LaunchTables::stale(const std::vector<at::Tensor>& params,

@@ -24,7 +24,7 @@ at::Tensor upload_table(const std::vector<T>& rows, c10::Device device) {
 std::vector<const void*> pointer_key(const std::vector<at::Tensor>& tensors);
 
 // The gradient type of a step's launch (FusedOptimizer::step checked: all fp32 or all bf16).
-GradType grad_type_of(const std::vector<at::Tensor>& grads);
+ElemType grad_type_of(const std::vector<at::Tensor>& grads);
 
 // A launch-table row with the fields every optimizer's row has set: the parameter p (fp32), its
 // gradient g and their size n; the rest zero.

@@ -24,7 +24,7 @@ void Lion::step_reference(const std::vector<at::Tensor>& grads) {
 void Lion::step_fused(const std::vector<at::Tensor>& grads) {
 #ifdef GPTBENCH_WITH_CUDA
   using namespace optim;
-  const GradType gt = grad_type_of(grads);
+  const ElemType gt = grad_type_of(grads);
   tables_.refresh_chunked<LionTensor>(params_, grads, [&](auto& t, size_t i) {
     t.m = state_[0][i].data_ptr<float>();
     t.vec = vec_aligned(gt, t.g, {t.p, t.m});

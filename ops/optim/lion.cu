@@ -33,7 +33,7 @@ struct LionRule {
 }  // namespace
 
 void lion_step_cuda(const LionTensor* tensors, const ChunkRef* chunks, int64_t num_chunks,
-                    GradType grad_type, const LionScalars& s, cudaStream_t stream) {
+                    ElemType grad_type, const LionScalars& s, cudaStream_t stream) {
   launch_chunk_kernel<LionRule>(tensors, chunks, num_chunks, grad_type, s, stream);
 }
 

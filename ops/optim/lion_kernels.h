@@ -27,7 +27,7 @@ struct LionScalars {
 
 //   c ← β1·m + (1−β1)·g;  p ← p·decay − lr·sign(c);  m ← β2·m + (1−β2)·g
 void lion_step_cuda(const LionTensor* tensors, const ChunkRef* chunks, int64_t num_chunks,
-                    GradType grad_type, const LionScalars& s, cudaStream_t stream);
+                    ElemType grad_type, const LionScalars& s, cudaStream_t stream);
 
 }  // namespace optim
 }  // namespace gptbench

@@ -43,8 +43,8 @@ bool all_aligned(std::initializer_list<const void*> ptrs, uintptr_t bytes) {
   return true;
 }
 
-bool vec_aligned(GradType grad, const void* g, std::initializer_list<const void*> fp32) {
-  return all_aligned(fp32, 16) && all_aligned({g}, grad == GradType::kBF16 ? 8 : 16);
+bool vec_aligned(ElemType grad, const void* g, std::initializer_list<const void*> fp32) {
+  return all_aligned(fp32, 16) && all_aligned({g}, 4 * elem_bytes(grad));
 }
 
 }  // namespace optim

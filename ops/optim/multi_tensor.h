@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "ops/device/elem_type.h"
+
 namespace gptbench {
 namespace optim {
 
@@ -28,9 +30,6 @@ struct ChunkRef {
 std::vector<ChunkRef> make_chunks(const std::vector<int64_t>& numels,
                                   int64_t chunk_elems = kChunkElems);
 
-// Gradient element type of a launch: fp32 or bf16 (parameters and states stay fp32).
-enum class GradType : int32_t { kF32 = 0, kBF16 = 1 };
-
 // Per-step scalars of the Adam update (AdamW and 8-bit Adam), computed on the host in double
 // and rounded once.
 struct AdamScalars {
@@ -51,7 +50,7 @@ bool all_aligned(std::initializer_list<const void*> ptrs, uintptr_t bytes);
 
 // True when the vector path's 4-element accesses are aligned: every fp32 array to 16 bytes and
 // the gradient g (of type `grad`) to 16 bytes (fp32) or 8 (bf16).
-bool vec_aligned(GradType grad, const void* g, std::initializer_list<const void*> fp32);
+bool vec_aligned(ElemType grad, const void* g, std::initializer_list<const void*> fp32);
 
 }  // namespace optim
 }  // namespace gptbench

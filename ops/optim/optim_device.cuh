@@ -139,10 +139,10 @@ __global__ void __launch_bounds__(kThreads)
   });
 }
 
-// Calls f(G()) with G the gradient element type of a launch: __nv_bfloat16 or float.
+// Calls f(G()) with G the gradient element type of a launch: float or __nv_bfloat16.
 template <typename F>
-void with_grad_type(GradType grad_type, F&& f) {
-  with_either_type<__nv_bfloat16, float>(grad_type == GradType::kBF16, f);
+void with_grad_type(ElemType grad_type, F&& f) {
+  with_elem_type<float, __nv_bfloat16>(grad_type, "optimizer", f);
 }
 
 // Blocks for a grid-stride launch of `kernel` (`threads` per block, `smem` bytes of dynamic
@@ -189,7 +189,7 @@ void launch_grid_stride(void (*kernel)(Params...), int64_t work, cudaStream_t st
 // chunk table (nothing when it is empty).
 template <typename Rule, typename Tensor, typename Scalars>
 void launch_chunk_kernel(const Tensor* tensors, const ChunkRef* chunks, int64_t num_chunks,
-                         GradType grad_type, const Scalars& s, cudaStream_t stream) {
+                         ElemType grad_type, const Scalars& s, cudaStream_t stream) {
   if (num_chunks == 0) return;
   with_grad_type(grad_type, [&](auto g) {
     launch_grid_stride(chunk_kernel<Rule, decltype(g), Tensor, Scalars>, num_chunks, stream,

@@ -145,121 +145,121 @@ constexpr int64_t kH100SmemOptin = 227 * 1024;
 
 TEST(SoftmaxPlan, PathsBySize) {
   using P = SoftmaxPath;
-  auto plan = [](int64_t cols, SoftmaxDtype dt, bool bwd = false, bool aligned = true) {
+  auto plan = [](int64_t cols, ElemType dt, bool bwd = false, bool aligned = true) {
     return softmax_plan(cols, dt, bwd, aligned, kH100SmemOptin);
   };
-  EXPECT_EQ(plan(1024, SoftmaxDtype::kFloat32).path, P::kWarpVec);
-  EXPECT_EQ(plan(1024, SoftmaxDtype::kFloat32).vec, 4);
-  EXPECT_EQ(plan(1024, SoftmaxDtype::kBFloat16).vec, 8);
-  EXPECT_EQ(plan(1024, SoftmaxDtype::kBFloat16).path, P::kWarpVec);
-  EXPECT_EQ(plan(1024, SoftmaxDtype::kBFloat16).threads, 128);  // one row per warp, 4 per block
-  EXPECT_EQ(plan(1024, SoftmaxDtype::kBFloat16).smem_bytes, 0);
-  EXPECT_EQ(plan(64, SoftmaxDtype::kFloat32).path, P::kWarpVec);
-  EXPECT_EQ(plan(32, SoftmaxDtype::kFloat32).vec, 4);
-  EXPECT_EQ(plan(8, SoftmaxDtype::kFloat32).path, P::kWarpVec);
-  EXPECT_EQ(plan(62, SoftmaxDtype::kFloat32).path, P::kWarpScalar);  // 62 % 4 != 0
-  EXPECT_EQ(plan(1023, SoftmaxDtype::kFloat32).path, P::kWarpScalar);
-  EXPECT_EQ(plan(1, SoftmaxDtype::kBFloat16).path, P::kWarpScalar);
-  EXPECT_EQ(plan(1024, SoftmaxDtype::kFloat32, false, /*aligned=*/false).path, P::kWarpScalar);
-  EXPECT_EQ(plan(1028, SoftmaxDtype::kBFloat16).path, P::kBlockScalar);  // 1028 % 8 != 0
+  EXPECT_EQ(plan(1024, ElemType::kF32).path, P::kWarpVec);
+  EXPECT_EQ(plan(1024, ElemType::kF32).vec, 4);
+  EXPECT_EQ(plan(1024, ElemType::kBF16).vec, 8);
+  EXPECT_EQ(plan(1024, ElemType::kBF16).path, P::kWarpVec);
+  EXPECT_EQ(plan(1024, ElemType::kBF16).threads, 128);  // one row per warp, 4 per block
+  EXPECT_EQ(plan(1024, ElemType::kBF16).smem_bytes, 0);
+  EXPECT_EQ(plan(64, ElemType::kF32).path, P::kWarpVec);
+  EXPECT_EQ(plan(32, ElemType::kF32).vec, 4);
+  EXPECT_EQ(plan(8, ElemType::kF32).path, P::kWarpVec);
+  EXPECT_EQ(plan(62, ElemType::kF32).path, P::kWarpScalar);  // 62 % 4 != 0
+  EXPECT_EQ(plan(1023, ElemType::kF32).path, P::kWarpScalar);
+  EXPECT_EQ(plan(1, ElemType::kBF16).path, P::kWarpScalar);
+  EXPECT_EQ(plan(1024, ElemType::kF32, false, /*aligned=*/false).path, P::kWarpScalar);
+  EXPECT_EQ(plan(1028, ElemType::kBF16).path, P::kBlockScalar);  // 1028 % 8 != 0
   // Forward rows of > 1024 columns in 16-byte packs: the row in registers, 32 values per thread,
   // the fewest warps (a power of two) that hold it; 2-warp rows share a 4-warp block.
-  auto r1028 = plan(1028, SoftmaxDtype::kFloat32);
+  auto r1028 = plan(1028, ElemType::kF32);
   EXPECT_EQ(r1028.path, P::kBlockRegs);
   EXPECT_EQ(r1028.row_warps, 2);
   EXPECT_EQ(r1028.threads, 128);
   EXPECT_EQ(r1028.cluster, 1);
   EXPECT_EQ(r1028.values, 32);
   EXPECT_EQ(r1028.smem_bytes, 0);
-  EXPECT_EQ(plan(2048, SoftmaxDtype::kBFloat16).row_warps, 2);
-  EXPECT_EQ(plan(2056, SoftmaxDtype::kBFloat16).row_warps, 4);
-  EXPECT_EQ(plan(8192, SoftmaxDtype::kBFloat16).values, 32);
-  EXPECT_EQ(plan(8192, SoftmaxDtype::kBFloat16).threads, 256);
-  EXPECT_EQ(plan(16384, SoftmaxDtype::kFloat32).threads, 512);
-  EXPECT_EQ(plan(32768, SoftmaxDtype::kFloat32).threads, 1024);
-  EXPECT_EQ(plan(32768, SoftmaxDtype::kFloat32).cluster, 1);
+  EXPECT_EQ(plan(2048, ElemType::kBF16).row_warps, 2);
+  EXPECT_EQ(plan(2056, ElemType::kBF16).row_warps, 4);
+  EXPECT_EQ(plan(8192, ElemType::kBF16).values, 32);
+  EXPECT_EQ(plan(8192, ElemType::kBF16).threads, 256);
+  EXPECT_EQ(plan(16384, ElemType::kF32).threads, 512);
+  EXPECT_EQ(plan(32768, ElemType::kF32).threads, 1024);
+  EXPECT_EQ(plan(32768, ElemType::kF32).cluster, 1);
   // Longer bf16 rows: 64 values per thread (the exponentials recomputed), 8 or 16 warps.
-  auto r16k = plan(16384, SoftmaxDtype::kBFloat16);
+  auto r16k = plan(16384, ElemType::kBF16);
   EXPECT_EQ(r16k.path, P::kBlockRegs);
   EXPECT_EQ(r16k.values, 64);
   EXPECT_EQ(r16k.row_warps, 8);
   EXPECT_EQ(r16k.threads, 256);
-  EXPECT_EQ(plan(8200, SoftmaxDtype::kBFloat16).row_warps, 8);
-  auto r32k = plan(32768, SoftmaxDtype::kBFloat16);
+  EXPECT_EQ(plan(8200, ElemType::kBF16).row_warps, 8);
+  auto r32k = plan(32768, ElemType::kBF16);
   EXPECT_EQ(r32k.path, P::kBlockRegs);
   EXPECT_EQ(r32k.values, 64);
   EXPECT_EQ(r32k.row_warps, 16);
   EXPECT_EQ(r32k.threads, 512);
   // Longer rows: 8 packs per thread in registers, the rest of the thread's share in shared
   // memory. 16-warp blocks two per SM, one per row (bf16 <= 90,112 columns) or a cluster of two.
-  auto regs = [&](int64_t cols, SoftmaxDtype dt, int row_warps, int cluster, int64_t smem) {
+  auto regs = [&](int64_t cols, ElemType dt, int row_warps, int cluster, int64_t smem) {
     const auto r = plan(cols, dt);
     const std::string tag =
-        std::to_string(cols) + (dt == SoftmaxDtype::kFloat32 ? " fp32" : " bf16");
+        std::to_string(cols) + (dt == ElemType::kF32 ? " fp32" : " bf16");
     EXPECT_EQ(r.path, P::kBlockRegs) << tag;
     EXPECT_EQ(r.row_warps, row_warps) << tag;
     EXPECT_EQ(r.threads, 32 * row_warps) << tag;
     EXPECT_EQ(r.cluster, cluster) << tag;
     EXPECT_EQ(r.smem_bytes, smem) << tag;
   };
-  regs(32776, SoftmaxDtype::kBFloat16, 16, 1, 1 * 512 * 16);
-  EXPECT_EQ(plan(32776, SoftmaxDtype::kBFloat16).values, 72);
-  regs(50304, SoftmaxDtype::kBFloat16, 16, 1, 5 * 512 * 16);  // vocabulary rows: 13 packs
-  EXPECT_EQ(plan(50304, SoftmaxDtype::kBFloat16).values, 104);
-  regs(65536, SoftmaxDtype::kBFloat16, 16, 1, 8 * 512 * 16);
-  regs(90112, SoftmaxDtype::kBFloat16, 16, 1, 14 * 512 * 16);  // the most two blocks per SM hold
-  regs(90120, SoftmaxDtype::kBFloat16, 16, 2, 4 * 512 * 16);
-  regs(131072, SoftmaxDtype::kBFloat16, 16, 2, 8 * 512 * 16);
-  regs(180224, SoftmaxDtype::kBFloat16, 16, 2, 14 * 512 * 16);
-  regs(32772, SoftmaxDtype::kFloat32, 16, 1, 9 * 512 * 16);
-  regs(50304, SoftmaxDtype::kFloat32, 16, 2, 5 * 512 * 16);
-  regs(65536, SoftmaxDtype::kFloat32, 16, 2, 8 * 512 * 16);
+  regs(32776, ElemType::kBF16, 16, 1, 1 * 512 * 16);
+  EXPECT_EQ(plan(32776, ElemType::kBF16).values, 72);
+  regs(50304, ElemType::kBF16, 16, 1, 5 * 512 * 16);  // vocabulary rows: 13 packs
+  EXPECT_EQ(plan(50304, ElemType::kBF16).values, 104);
+  regs(65536, ElemType::kBF16, 16, 1, 8 * 512 * 16);
+  regs(90112, ElemType::kBF16, 16, 1, 14 * 512 * 16);  // the most two blocks per SM hold
+  regs(90120, ElemType::kBF16, 16, 2, 4 * 512 * 16);
+  regs(131072, ElemType::kBF16, 16, 2, 8 * 512 * 16);
+  regs(180224, ElemType::kBF16, 16, 2, 14 * 512 * 16);
+  regs(32772, ElemType::kF32, 16, 1, 9 * 512 * 16);
+  regs(50304, ElemType::kF32, 16, 2, 5 * 512 * 16);
+  regs(65536, ElemType::kF32, 16, 2, 8 * 512 * 16);
   // Else 32-warp blocks, one per SM, the fewest per cluster (up to 8) whose slots fit.
-  regs(180232, SoftmaxDtype::kBFloat16, 32, 2, 4 * 1024 * 16);
-  regs(262144, SoftmaxDtype::kBFloat16, 32, 2, 8 * 1024 * 16);
-  regs(131072, SoftmaxDtype::kFloat32, 32, 2, 8 * 1024 * 16);
-  regs(262144, SoftmaxDtype::kFloat32, 32, 4, 8 * 1024 * 16);
-  regs(720896, SoftmaxDtype::kFloat32, 32, 8, 14 * 1024 * 16);  // the limit: 8 x 1024 x 88
-  EXPECT_EQ(plan(720900, SoftmaxDtype::kFloat32).path, P::kBlockPartial);
-  regs(1441792, SoftmaxDtype::kBFloat16, 32, 8, 14 * 1024 * 16);
-  EXPECT_EQ(plan(1441800, SoftmaxDtype::kBFloat16).path, P::kBlockPartial);
+  regs(180232, ElemType::kBF16, 32, 2, 4 * 1024 * 16);
+  regs(262144, ElemType::kBF16, 32, 2, 8 * 1024 * 16);
+  regs(131072, ElemType::kF32, 32, 2, 8 * 1024 * 16);
+  regs(262144, ElemType::kF32, 32, 4, 8 * 1024 * 16);
+  regs(720896, ElemType::kF32, 32, 8, 14 * 1024 * 16);  // the limit: 8 x 1024 x 88
+  EXPECT_EQ(plan(720900, ElemType::kF32).path, P::kBlockPartial);
+  regs(1441792, ElemType::kBF16, 32, 8, 14 * 1024 * 16);
+  EXPECT_EQ(plan(1441800, ElemType::kBF16).path, P::kBlockPartial);
   // Without thread-block clusters (before sm_90): one block, 16 warps then 32, else partial.
-  auto nocl = [](int64_t cols, SoftmaxDtype dt) {
+  auto nocl = [](int64_t cols, ElemType dt) {
     return softmax_plan(cols, dt, false, true, kH100SmemOptin, false);
   };
-  EXPECT_EQ(nocl(32768, SoftmaxDtype::kFloat32).path, P::kBlockRegs);
-  EXPECT_EQ(nocl(50304, SoftmaxDtype::kBFloat16).row_warps, 16);
-  EXPECT_EQ(nocl(50304, SoftmaxDtype::kFloat32).row_warps, 32);
-  EXPECT_EQ(nocl(50304, SoftmaxDtype::kFloat32).cluster, 1);
-  EXPECT_EQ(nocl(50304, SoftmaxDtype::kFloat32).smem_bytes, 5 * 1024 * 16);
-  EXPECT_EQ(nocl(180224, SoftmaxDtype::kBFloat16).cluster, 1);
-  EXPECT_EQ(nocl(180232, SoftmaxDtype::kBFloat16).path, P::kBlockPartial);
-  EXPECT_EQ(nocl(90120, SoftmaxDtype::kFloat32).path, P::kBlockPartial);
+  EXPECT_EQ(nocl(32768, ElemType::kF32).path, P::kBlockRegs);
+  EXPECT_EQ(nocl(50304, ElemType::kBF16).row_warps, 16);
+  EXPECT_EQ(nocl(50304, ElemType::kF32).row_warps, 32);
+  EXPECT_EQ(nocl(50304, ElemType::kF32).cluster, 1);
+  EXPECT_EQ(nocl(50304, ElemType::kF32).smem_bytes, 5 * 1024 * 16);
+  EXPECT_EQ(nocl(180224, ElemType::kBF16).cluster, 1);
+  EXPECT_EQ(nocl(180232, ElemType::kBF16).path, P::kBlockPartial);
+  EXPECT_EQ(nocl(90120, ElemType::kF32).path, P::kBlockPartial);
   // Unaligned or odd widths keep the block kernels; 65,536 fp32 (256 KiB) stages what fits.
-  EXPECT_EQ(plan(65536, SoftmaxDtype::kFloat32, false, false).path, P::kBlockPartial);
-  EXPECT_EQ(plan(65536, SoftmaxDtype::kFloat32, false, false).smem_bytes % 4, 0);
-  EXPECT_EQ(plan(4100, SoftmaxDtype::kBFloat16).path, P::kBlockScalar);  // 4100 % 8 != 0
+  EXPECT_EQ(plan(65536, ElemType::kF32, false, false).path, P::kBlockPartial);
+  EXPECT_EQ(plan(65536, ElemType::kF32, false, false).smem_bytes % 4, 0);
+  EXPECT_EQ(plan(4100, ElemType::kBF16).path, P::kBlockScalar);  // 4100 % 8 != 0
   // Backward stages y and dy: bf16 vocabulary rows fit (196.5 KiB), fp32 (393 KiB) is read twice.
-  auto b16 = plan(50304, SoftmaxDtype::kBFloat16, true);
+  auto b16 = plan(50304, ElemType::kBF16, true);
   EXPECT_EQ(b16.path, P::kBlockVec);
   EXPECT_EQ(b16.smem_bytes, 2 * 50304 * 2);
   EXPECT_EQ(b16.threads, 1024);
-  EXPECT_EQ(plan(1028, SoftmaxDtype::kFloat32, true).path, P::kBlockVec);
-  auto b32 = plan(50304, SoftmaxDtype::kFloat32, true);
+  EXPECT_EQ(plan(1028, ElemType::kF32, true).path, P::kBlockVec);
+  auto b32 = plan(50304, ElemType::kF32, true);
   EXPECT_EQ(b32.path, P::kBlockPartial);
   EXPECT_LE(b32.smem_bytes + 1024, kH100SmemOptin);
   EXPECT_GT(b32.smem_bytes, kH100SmemOptin - 1024 - 2 * 16);
   EXPECT_EQ(b32.smem_bytes % 32, 0);  // whole packs of y and of dy
   // Backward block sizes aim at about 8 packs per thread, 128..1024 threads.
-  EXPECT_EQ(plan(2048, SoftmaxDtype::kFloat32, true).threads, 128);
-  EXPECT_EQ(plan(16384, SoftmaxDtype::kFloat32, true).threads, 512);
+  EXPECT_EQ(plan(2048, ElemType::kF32, true).threads, 128);
+  EXPECT_EQ(plan(16384, ElemType::kF32, true).threads, 512);
   // The single-read (staged) backward limits: y and dy plus the 1 KiB reserve within the opt-in.
-  EXPECT_EQ(plan(28928, SoftmaxDtype::kFloat32, true).path, P::kBlockVec);
-  EXPECT_EQ(plan(28932, SoftmaxDtype::kFloat32, true).path, P::kBlockPartial);
-  EXPECT_EQ(plan(57856, SoftmaxDtype::kBFloat16, true).path, P::kBlockVec);
-  EXPECT_EQ(plan(57864, SoftmaxDtype::kBFloat16, true).path, P::kBlockPartial);
+  EXPECT_EQ(plan(28928, ElemType::kF32, true).path, P::kBlockVec);
+  EXPECT_EQ(plan(28932, ElemType::kF32, true).path, P::kBlockPartial);
+  EXPECT_EQ(plan(57856, ElemType::kBF16, true).path, P::kBlockVec);
+  EXPECT_EQ(plan(57864, ElemType::kBF16, true).path, P::kBlockPartial);
   // The staged path's smem is the whole row (y and dy backward), so the kernel can index it.
-  EXPECT_EQ(plan(4096, SoftmaxDtype::kBFloat16, true).smem_bytes, 2 * 4096 * 2);
+  EXPECT_EQ(plan(4096, ElemType::kBF16, true).smem_bytes, 2 * 4096 * 2);
 }
 
 // Rows of <= 1024 columns: a group of lanes per row (a power of two <= 32), each lane holding
@@ -268,11 +268,11 @@ TEST(SoftmaxPlan, PathsBySize) {
 // lanes nor half its values per lane enough; forward and backward alike.
 TEST(SoftmaxPlan, ShortRowsShareWarps) {
   using P = SoftmaxPath;
-  auto plan = [](int64_t cols, SoftmaxDtype dt, bool bwd = false, bool aligned = true) {
+  auto plan = [](int64_t cols, ElemType dt, bool bwd = false, bool aligned = true) {
     return softmax_plan(cols, dt, bwd, aligned, kH100SmemOptin);
   };
   for (bool bwd : {false, true}) {
-    const auto bf = SoftmaxDtype::kBFloat16, f32 = SoftmaxDtype::kFloat32;
+    const auto bf = ElemType::kBF16, f32 = ElemType::kF32;
     EXPECT_EQ(plan(32, bf, bwd).lanes, 4);  // 8 rows per warp, one pack per lane
     EXPECT_EQ(plan(32, bf, bwd).values, 8);
     EXPECT_EQ(plan(32, f32, bwd).lanes, 8);
@@ -319,7 +319,7 @@ TEST(SoftmaxPlan, ShortRowsShareWarps) {
 // (8 in registers, the rest in smem_bytes), fits shared memory (two 16-warp blocks per SM), and
 // no forward row is staged by kBlockVec (a backward-only path).
 TEST(SoftmaxPlan, LongRowsOnChip) {
-  for (auto dt : {SoftmaxDtype::kFloat32, SoftmaxDtype::kBFloat16}) {
+  for (auto dt : {ElemType::kF32, ElemType::kBF16}) {
     for (int64_t cols = 1032; cols <= 1600000; cols = cols * 9 / 8 / 8 * 8 + 8) {
       for (bool clusters : {true, false}) {
         const auto r = softmax_plan(cols, dt, false, true, kH100SmemOptin, clusters);
