@@ -38,7 +38,7 @@
 #include "fixtures/options.h"
 #include "fixtures/case_runner.h"
 #include "fixtures/timer.h"
-#include "fixtures/train_step.h"
+#include "train/step.h"
 #include "fixtures/verify.h"
 #include "model/config.h"
 #include "model/gpt2.h"

@@ -19,7 +19,7 @@
 #include "fixtures/family.h"
 #include "fixtures/options.h"
 #include "fixtures/case_runner.h"
-#include "fixtures/train_case.h"
+#include "train/case.h"
 
 namespace gptbench {
 

@@ -22,7 +22,7 @@
 #include "fixtures/family.h"
 #include "fixtures/options.h"
 #include "fixtures/case_runner.h"
-#include "fixtures/train_step.h"
+#include "train/step.h"
 #include "fixtures/verify.h"
 #include "model/config.h"
 #include "ops/layernorm.h"

@@ -21,8 +21,8 @@
 #include "fixtures/family.h"
 #include "fixtures/memory_case.h"
 #include "fixtures/options.h"
-#include "fixtures/train_case.h"
-#include "fixtures/train_optim.h"
+#include "train/case.h"
+#include "train/optim.h"
 #include "model/config.h"
 
 namespace gptbench {

@@ -1,5 +1,5 @@
 // Overhead studies: what a training loop loses outside the model's kernels
-// (fixtures/train_overheads.h), after the profiles of the seed studies.
+// (train/overheads.h), after the profiles of the seed studies.
 //   data_loader  the training step of bench/train_step.cpp fed by 0, 1 or 2 loader threads,
 //                each batch costing 1.5× the measured step of host work (a tokeniser/collator
 //                stand-in): stall_ms (the step's wait for data), stall_pct, tokens/s.
@@ -24,7 +24,7 @@
 #include "fixtures/family.h"
 #include "fixtures/options.h"
 #include "fixtures/case_runner.h"
-#include "fixtures/train_overheads.h"
+#include "train/overheads.h"
 
 namespace gptbench {
 

@@ -1,10 +1,10 @@
 // Training-step family: one whole GPT-2 training step on a model of its own — a synthetic batch
 // drawn on the CPU, host-to-device copy, forward, fp32 cross-entropy, backward, optimizer step,
 // gradients cleared, synchronisation — with CUDA events between the phases
-// (fixtures/train_step.h), so the phase counters add up to the step.
+// (train/step.h), so the phase counters add up to the step.
 //   precisions: fp32 (TF32 off), tf32, bf16 (autocast over fp32 weights, as PyTorch's AMP)
 //   optimizers: torch (torch::optim::AdamW), torch_fused (at::_fused_adamw_), and ours from
-//               ops/optim/ (adamw, adam8bit, lion) where present (fixtures/train_optim.h)
+//               ops/optim/ (adamw, adam8bit, lion) where present (train/optim.h)
 //   modes:      eager, graph (forward+backward+optimizer captured once in a CUDA graph, then
 //               replayed: the C++ counterpart of torch.compile(mode="reduce-overhead"))
 //   cost:       model FLOPs per step = (6·N + 6·n_layer·T·d_model) · B·T·accum; %peak and
@@ -15,7 +15,7 @@
 //               graph_overhead_ms, graph_speedup, break_even_steps.
 //   heads:      torch (vocabulary 50,257, fp32 cross-entropy: the PyTorch peer's), fused (the
 //               vocabulary padded to 50,304 for aligned LM-head GEMMs, our fused
-//               cross-entropy on the bf16 logits; fixtures/train_step.h LmHead)
+//               cross-entropy on the bf16 logits; train/step.h LmHead)
 //   blocks:     torch (LibTorch's LayerNorm, residual adds and autocast casts), fused (our fused
 //               residual-add + LayerNorm kernels, ops/layernorm.h; model/gpt2.h BlockKernels)
 //   names:      model/train_step/<size>/<precision>/B:<b>/T:<t>/opt:<opt>/attn:<impl>/
@@ -35,7 +35,7 @@
 #include "fixtures/family.h"
 #include "fixtures/options.h"
 #include "fixtures/case_runner.h"
-#include "fixtures/train_case.h"
+#include "train/case.h"
 
 namespace gptbench {
 namespace {

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "fixtures/train_step.h"
+#include "train/step.h"
 #include "ops/linear_lt.h"
 
 namespace gptbench {

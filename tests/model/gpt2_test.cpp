@@ -11,7 +11,7 @@
 #include <string>
 
 #include "fixtures/model_cache.h"
-#include "fixtures/train_step.h"
+#include "train/step.h"
 #include "fixtures/verify.h"
 
 namespace gptbench {

@@ -16,7 +16,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "fixtures/train_step.h"
+#include "train/step.h"
 #include "tests/ops/have_gpu.h"
 
 namespace gptbench {
