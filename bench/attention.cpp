@@ -26,7 +26,6 @@
 
 #include "fixtures/dtype.h"
 #include "fixtures/family.h"
-#include "fixtures/options.h"
 #include "fixtures/case_runner.h"
 #include "fixtures/verify.h"
 #include "model/config.h"
@@ -37,7 +36,8 @@ namespace gptbench {
 namespace {
 
 struct AttnPoint {
-  std::string impl, dtype;
+  std::string impl;
+  DtypeSpec dtype;
   bool causal, backward;
   int64_t b, h, l, d;
 };
@@ -55,7 +55,7 @@ double attention_tolerance(const std::string& dtype, bool grad) {
 
 Case make_attention_case(const AttnPoint& p, c10::Device device) {
   const AttnBackend backend = parse_attn_backend(p.impl);
-  const DtypeSpec spec = dtype_spec(p.dtype);
+  const DtypeSpec& spec = p.dtype;
   if (!device.is_cuda() &&
       (backend == AttnBackend::kSdpaEfficient || backend == AttnBackend::kSdpaCudnn ||
        backend == AttnBackend::kFlash))
@@ -90,7 +90,7 @@ Case make_attention_case(const AttnPoint& p, c10::Device device) {
 
   Case c;
   c.run = run;
-  c.verify = [st, run, causal, backward, dtype = p.dtype, h = p.h, device] {
+  c.verify = [st, run, causal, backward, dtype = p.dtype.name, h = p.h, device] {
     run();
     const int64_t heads = std::min<int64_t>(h, 2);
     auto slice = [heads](const at::Tensor& t) {  // (1, heads, L, d): heads are independent
@@ -118,18 +118,17 @@ Case make_attention_case(const AttnPoint& p, c10::Device device) {
   };
   c.cost.flops = attention_flops(p.b, p.h, p.l, p.d, p.causal, false) +
                  (p.backward ? attention_flops(p.b, p.h, p.l, p.d, p.causal, true) : 0.0);
-  c.cost.peak = p.dtype == "bf16" ? PeakKind::kGemmBf16 : PeakKind::kGemmFp32;
+  c.cost.peak = p.dtype.name == "bf16" ? PeakKind::kGemmBf16 : PeakKind::kGemmFp32;
   return c;
 }
 
 }  // namespace
 
-GPTBENCH_FAMILY(attention) {
-  const Options& o = global_options();
-  const bool gpu = o.on_cuda();
+GPTBENCH_FAMILY(attention, const SuiteInputs& in) {
+  const bool gpu = in.on_cuda();
   std::vector<int64_t> ls, ds;
   std::vector<bool> masks = {true};
-  if (gpu && o.full) {
+  if (gpu && in.full) {
     ls = {128, 256, 512, 1024, 2048, 4096, 8192, 16384};
     ds = {16, 32, 64, 128};
     masks = {true, false};
@@ -138,13 +137,13 @@ GPTBENCH_FAMILY(attention) {
     ds = {64, 128};
   } else {
     for (int64_t l : {16, 32, 64, 128})
-      if ((o.full || l >= 32) && l <= o.seq) ls.push_back(l);
+      if ((in.full || l >= 32) && l <= in.seq) ls.push_back(l);
     ds = {16, 32};
-    if (o.full) masks = {true, false};
+    if (in.full) masks = {true, false};
   }
   std::set<int64_t> heads;
-  for (const auto& m : o.models) heads.insert(model_config(m).n_head);
-  const auto dtypes = o.dtypes_among({"fp32", "bf16"});
+  for (const GPT2Config& m : in.models) heads.insert(m.n_head);
+  const auto dtypes = in.dtypes_among({"fp32", "bf16"});
 
   for (int64_t h : heads)
     for (const auto& dtype : dtypes)
@@ -153,15 +152,15 @@ GPTBENCH_FAMILY(attention) {
           for (int64_t l : ls)
             for (int64_t d : ds)
               for (const auto& impl : attn_backend_names()) {
-                AttnPoint p{impl, dtype, causal, backward, o.batch, h, l, d};
+                AttnPoint p{impl, dtype, causal, backward, in.batch, h, l, d};
                 CaseSpec spec;
                 spec.needs_cuda_kernels = impl == "flash";  // our kernel (ops/attention/)
-                spec.name = "attention/" + impl + "/" + dtype + "/" +
+                spec.name = "attention/" + impl + "/" + dtype.name + "/" +
                             (causal ? "causal" : "noncausal") + "/" +
-                            (backward ? "fwd_bwd" : "fwd") + "/B:" + std::to_string(o.batch) +
+                            (backward ? "fwd_bwd" : "fwd") + "/B:" + std::to_string(in.batch) +
                             "/H:" + std::to_string(h) + "/L:" + std::to_string(l) +
                             "/d:" + std::to_string(d);
-                spec.make = [p, device = o.resolved_device] {
+                spec.make = [p, device = in.device] {
                   return make_attention_case(p, device);
                 };
                 register_case(std::move(spec));

@@ -35,7 +35,6 @@
 
 #include "fixtures/family.h"
 #include "fixtures/model_cache.h"
-#include "fixtures/options.h"
 #include "fixtures/case_runner.h"
 #include "fixtures/timer.h"
 #include "train/step.h"
@@ -62,7 +61,8 @@ struct Problem {
 };
 
 struct Setup {
-  std::string component, model;
+  std::string component;
+  GPT2Config model;
   int64_t batch, seq;
 };
 
@@ -115,7 +115,7 @@ const std::vector<std::string>& components() {
 
 // Builds the problem of `s` on device in dtype (fp32 for timing, fp64 for the reference).
 std::shared_ptr<Problem> build(const Setup& s, c10::Device device, at::ScalarType dtype) {
-  const GPT2Config cfg = model_config(s.model);
+  const GPT2Config& cfg = s.model;
   const int64_t B = s.batch, T = s.seq, C = cfg.d_model, M = B * T;
   auto p = std::make_shared<Problem>();
   const std::string& c = s.component;
@@ -292,30 +292,30 @@ Case make_backward_case(const Setup& s, const std::string& precision, bool backw
 
 }  // namespace
 
-GPTBENCH_FAMILY(backward) {
-  const Options& o = global_options();
-  const auto precisions = o.dtypes_among({"fp32", "tf32", "bf16"});
-  const std::vector<int64_t> contexts = o.on_cuda() ? std::vector<int64_t>{128, 256, 512, 1024}
-                                                    : std::vector<int64_t>{32, 64};
-  for (const auto& model : o.models) {
+GPTBENCH_FAMILY(backward, const SuiteInputs& in) {
+  const auto precisions = in.dtypes_among({"fp32", "tf32", "bf16"});
+  const std::vector<int64_t> contexts = in.on_cuda() ? std::vector<int64_t>{128, 256, 512, 1024}
+                                                     : std::vector<int64_t>{32, 64};
+  for (const GPT2Config& model : in.models) {
     std::vector<Setup> setups;
     for (const auto& comp : components()) {
       if (comp != "model") {
-        setups.push_back({comp, model, o.batch, o.seq});
+        setups.push_back({comp, model, in.batch, in.seq});
         continue;
       }
       for (int64_t t : contexts)
-        if (t <= o.seq && t <= model_config(model).n_ctx) setups.push_back({comp, model, o.batch, t});
+        if (t <= in.seq && t <= model.n_ctx) setups.push_back({comp, model, in.batch, t});
     }
-    for (const auto& precision : precisions)
+    for (const DtypeSpec& dtype : precisions)
       for (const auto& s : setups)
         for (bool backward : {false, true}) {
+          const std::string& precision = dtype.name;
           CaseSpec spec;
           spec.name = "backward/" + s.component + "/" + precision + "/" +
-                      (backward ? "fwd_bwd" : "fwd") + "/" + s.model +
+                      (backward ? "fwd_bwd" : "fwd") + "/" + s.model.name +
                       "/B:" + std::to_string(s.batch) + "/T:" + std::to_string(s.seq);
           spec.unit = s.component == "model" ? benchmark::kMillisecond : benchmark::kMicrosecond;
-          spec.make = [s, precision, backward, device = o.resolved_device] {
+          spec.make = [s, precision, backward, device = in.device] {
             return make_backward_case(s, precision, backward, device);
           };
           register_case(std::move(spec));

@@ -14,36 +14,32 @@
 // options, torch_fused. --gptbench_full=true adds every4. GPT-2 xl, the largest size it is meant for, runs
 // with --gptbench_models=xl (see docs/train_step.md for the command).
 // On the CPU: tiny model, fp32, no batch search (nothing runs out of memory there).
-#include <algorithm>
-
 #include "fixtures/family.h"
-#include "fixtures/options.h"
 #include "fixtures/case_runner.h"
 #include "train/case.h"
 
 namespace gptbench {
 
-GPTBENCH_FAMILY(checkpointing) {
-  const Options& o = global_options();
+GPTBENCH_FAMILY(checkpointing, const SuiteInputs& in) {
   std::string prec = "fp32";
-  if (o.on_cuda()) {
-    const auto sel = o.dtypes_among(precision_names());
+  if (in.on_cuda()) {
+    const auto sel = in.dtypes_among(precision_names());
     if (sel.empty()) return;
-    prec = std::find(sel.begin(), sel.end(), "bf16") != sel.end() ? "bf16" : sel[0];
+    prec = in.has_dtype("bf16") ? "bf16" : sel[0].name;
   }
   std::vector<std::string> modes = {"none", "all", "every2", "attn"};
-  if (o.full) modes.push_back("every4");
-  for (const auto& model : o.models)
+  if (in.full) modes.push_back("every4");
+  for (const GPT2Config& model : in.models)
     for (const auto& mode : modes) {
       TrainCaseOptions tc;
-      tc.cfg = train_config(model, prec, o.batch, o.seq, "torch_fused", mode);
+      tc.cfg = train_config(model, prec, in.batch, in.seq, "torch_fused", mode);
       tc.warmup_steps = 2;
       tc.checkpoint_reference = mode != "none";
-      tc.max_batch_search = o.on_cuda();
+      tc.max_batch_search = in.on_cuda();
       CaseSpec spec;
       spec.name = checkpointing_name(tc);
       spec.unit = benchmark::kMillisecond;
-      spec.make = [tc, device = o.resolved_device] { return make_train_case(tc, device); };
+      spec.make = [tc, device = in.device] { return make_train_case(tc, device); };
       register_case(std::move(spec));
     }
 }

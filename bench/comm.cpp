@@ -16,35 +16,31 @@
 #include <set>
 
 #include "fixtures/comm_case.h"
-#include "fixtures/dist.h"
 #include "fixtures/family.h"
-#include "fixtures/options.h"
 #include "fixtures/case_runner.h"
 #include "model/config.h"
 
 namespace gptbench {
 
-GPTBENCH_FAMILY(comm) {
-  const Options& o = global_options();
-  const int ranks = rank_env().world;
+GPTBENCH_FAMILY(comm, const SuiteInputs& in) {
   std::set<std::string> seen;
   auto add = [&](Collective op, const std::string& dtype, int64_t bytes) {
-    CommCaseOptions cc{op, dtype, bytes, ranks};
+    CommCaseOptions cc{op, dtype, bytes, in.ranks};
     CaseSpec spec;
     spec.name = comm_name(cc);
     if (!seen.insert(spec.name).second) return;
-    spec.iterations = o.on_cuda() ? 50 : 5;
-    spec.make = [cc, device = o.resolved_device] { return make_comm_case(cc, device); };
+    spec.iterations = in.on_cuda() ? 50 : 5;
+    spec.make = [cc, device = in.device] { return make_comm_case(cc, device); };
     register_case(std::move(spec));
   };
   const std::vector<Collective> all = {Collective::kAllReduce, Collective::kReduceScatter,
                                        Collective::kAllGather, Collective::kBroadcast,
                                        Collective::kAllToAll};
   constexpr int64_t KiB = 1024, MiB = KiB * KiB;
-  if (!o.on_cuda()) {
+  if (!in.on_cuda()) {
     for (Collective op : all)
       for (int64_t b : {4 * KiB, 256 * KiB}) add(op, "fp32", b);
-  } else if (o.full) {
+  } else if (in.full) {
     for (const std::string dtype : {"bf16", "fp32"})
       for (Collective op : all)
         for (int64_t b = KiB; b <= 4 * KiB * MiB; b *= 2) add(op, dtype, b);
@@ -55,9 +51,9 @@ GPTBENCH_FAMILY(comm) {
       for (int64_t b : {MiB, 256 * MiB}) add(op, "bf16", b);
   }
   // The data-parallel step's buckets (fp32 gradients).
-  for (const auto& model : o.models) {
-    const int64_t flat = 4 * param_count(model_config(model));
-    if (o.on_cuda()) add(Collective::kAllReduce, "fp32", 25 * MiB);
+  for (const GPT2Config& model : in.models) {
+    const int64_t flat = 4 * param_count(model);
+    if (in.on_cuda()) add(Collective::kAllReduce, "fp32", 25 * MiB);
     for (Collective op : {Collective::kAllReduce, Collective::kReduceScatter, Collective::kAllGather})
       add(op, "fp32", flat);
   }

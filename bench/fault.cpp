@@ -15,7 +15,6 @@
 #include <cstdlib>
 
 #include "fixtures/family.h"
-#include "fixtures/options.h"
 #include "fixtures/case_runner.h"
 #ifdef GPTBENCH_WITH_CUDA
 #include "ops/fault_kernel.h"
@@ -55,10 +54,9 @@ Case make_fault_case(const std::string& kind) {
 
 }  // namespace
 
-GPTBENCH_FAMILY(fault) {
-  const Options& o = global_options();
-  if (o.fault == "none") return;
-  const c10::Device device = o.resolved_device;
+GPTBENCH_FAMILY(fault, const SuiteInputs& in) {
+  if (in.fault == "none") return;
+  const c10::Device device = in.device;
   auto ok = [device](const char* name) {
     CaseSpec spec;
     spec.name = name;
@@ -67,9 +65,9 @@ GPTBENCH_FAMILY(fault) {
   };
   ok("fault/ok/before");
   CaseSpec spec;
-  spec.name = "fault/" + o.fault + "/crash";
-  spec.needs_cuda_kernels = o.fault == "illegal_address";
-  spec.make = [kind = o.fault] { return make_fault_case(kind); };
+  spec.name = "fault/" + in.fault + "/crash";
+  spec.needs_cuda_kernels = in.fault == "illegal_address";
+  spec.make = [kind = in.fault] { return make_fault_case(kind); };
   register_case(std::move(spec));
   ok("fault/ok/after");
 }

@@ -11,7 +11,6 @@
 
 #include "fixtures/dtype.h"
 #include "fixtures/family.h"
-#include "fixtures/options.h"
 #include "fixtures/case_runner.h"
 #include "fixtures/verify.h"
 #include "model/shapes.h"
@@ -39,9 +38,9 @@ PeakKind gemm_peak(const std::string& dtype) {
   return PeakKind::kGemmFp16;
 }
 
-Case make_gemm_case(const std::string& impl, const std::string& dtype, const GemmShape& s,
+Case make_gemm_case(const std::string& impl, const DtypeSpec& spec, const GemmShape& s,
                     c10::Device device) {
-  const DtypeSpec spec = dtype_spec(dtype);
+  const std::string& dtype = spec.name;
   auto opts = at::TensorOptions().device(device).dtype(spec.type);
   auto a = s.trans_a ? at::randn({s.k, s.m}, opts) : at::randn({s.m, s.k}, opts);
   auto b = s.trans_b ? at::randn({s.n, s.k}, opts) : at::randn({s.k, s.n}, opts);
@@ -69,25 +68,24 @@ std::string shape_suffix(const GemmShape& s) {
 
 }  // namespace
 
-GPTBENCH_FAMILY(gemm) {
-  const Options& o = global_options();
+GPTBENCH_FAMILY(gemm, const SuiteInputs& in) {
   std::vector<std::pair<std::string, GemmShape>> shapes;  // (label, shape)
-  for (const auto& model : o.models)
-    for (const auto& s : training_gemms(model_config(model), o.tokens()))
-      shapes.emplace_back(model + "." + s.name, s);
-  const int64_t lo = o.on_cuda() ? (o.full ? 256 : 1024) : 64;
-  const int64_t hi = o.on_cuda() ? (o.full ? 16384 : 8192) : (o.full ? 1024 : 256);
+  for (const GPT2Config& model : in.models)
+    for (const auto& s : training_gemms(model, in.tokens()))
+      shapes.emplace_back(model.name + "." + s.name, s);
+  const int64_t lo = in.on_cuda() ? (in.full ? 256 : 1024) : 64;
+  const int64_t hi = in.on_cuda() ? (in.full ? 16384 : 8192) : (in.full ? 1024 : 256);
   for (const auto& s : square_gemms(lo, hi)) shapes.emplace_back("square", s);
 
   std::vector<std::string> impls = {"torch", "cublaslt"};
-  if (o.gemm_search) impls.push_back("cublaslt_search");
-  for (const auto& dtype : o.dtypes)
+  if (in.gemm_search) impls.push_back("cublaslt_search");
+  for (const DtypeSpec& dtype : in.dtypes)
     for (const auto& [label, shape] : shapes)
       for (const auto& impl : impls) {
         CaseSpec spec;
-        spec.name = "gemm/" + impl + "/" + dtype + "/" + label + shape_suffix(shape);
+        spec.name = "gemm/" + impl + "/" + dtype.name + "/" + label + shape_suffix(shape);
         spec.needs_cuda_kernels = impl != "torch";
-        spec.make = [impl = impl, dtype, shape = shape, device = o.resolved_device] {
+        spec.make = [impl = impl, dtype, shape = shape, device = in.device] {
           return make_gemm_case(impl, dtype, shape, device);
         };
         register_case(std::move(spec));

@@ -20,7 +20,6 @@
 
 #include "fixtures/dtype.h"
 #include "fixtures/family.h"
-#include "fixtures/options.h"
 #include "fixtures/case_runner.h"
 #include "train/step.h"
 #include "fixtures/verify.h"
@@ -108,20 +107,19 @@ Case make_case(const std::string& impl, const std::string& dtype, bool backward,
 
 }  // namespace
 
-GPTBENCH_FAMILY(layernorm) {
-  const Options& o = global_options();
-  const auto dtypes = o.dtypes_among({"bf16", "fp32"});
+GPTBENCH_FAMILY(layernorm, const SuiteInputs& in) {
   std::set<int64_t> widths;
-  for (const auto& model : o.models) widths.insert(model_config(model).d_model);
-  for (const auto& dtype : dtypes)
+  for (const GPT2Config& model : in.models) widths.insert(model.d_model);
+  for (const DtypeSpec& d : in.dtypes_among({"bf16", "fp32"}))
     for (bool backward : {false, true})
       for (int64_t cols : widths)
         for (const std::string impl : {"torch", "fused"}) {
+          const std::string& dtype = d.name;
           CaseSpec spec;
           spec.name = "layernorm/" + impl + "/" + dtype + "/" + (backward ? "fwd_bwd" : "fwd") +
-                      "/rows:" + std::to_string(o.tokens()) + "/cols:" + std::to_string(cols);
+                      "/rows:" + std::to_string(in.tokens()) + "/cols:" + std::to_string(cols);
           spec.needs_cuda_kernels = impl == "fused";
-          spec.make = [impl, dtype, backward, rows = o.tokens(), cols, device = o.resolved_device] {
+          spec.make = [impl, dtype, backward, rows = in.tokens(), cols, device = in.device] {
             return make_case(impl, dtype, backward, rows, cols, device);
           };
           register_case(std::move(spec));

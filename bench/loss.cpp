@@ -20,7 +20,6 @@
 
 #include "fixtures/dtype.h"
 #include "fixtures/family.h"
-#include "fixtures/options.h"
 #include "fixtures/case_runner.h"
 #include "fixtures/verify.h"
 #include "model/config.h"
@@ -55,9 +54,8 @@ std::string verify_sample(const at::Tensor& logits, const at::Tensor& targets, i
   return check_close(x.grad(), ref.grad, logits.scalar_type() == at::kFloat ? 1e-4 : 1e-2);
 }
 
-Case make_loss_case(const std::string& impl, const std::string& dtype, bool backward,
+Case make_loss_case(const std::string& impl, const DtypeSpec& spec, bool backward,
                     const LossShape& s, c10::Device device) {
-  const DtypeSpec spec = dtype_spec(dtype);
   struct State {
     at::Tensor logits, targets, loss;
   };
@@ -88,26 +86,23 @@ Case make_loss_case(const std::string& impl, const std::string& dtype, bool back
 
 }  // namespace
 
-GPTBENCH_FAMILY(loss) {
-  const Options& o = global_options();
-  const auto dtypes = o.dtypes_among({"fp32", "bf16"});
+GPTBENCH_FAMILY(loss, const SuiteInputs& in) {
   std::set<std::pair<int64_t, int64_t>> seen;
   std::vector<LossShape> shapes;
-  for (const auto& model : o.models) {
-    const GPT2Config cfg = model_config(model);
+  for (const GPT2Config& cfg : in.models) {
     if (seen.insert({cfg.vocab, cfg.padded_vocab()}).second)
-      shapes.push_back({o.tokens(), cfg.vocab, cfg.padded_vocab()});
+      shapes.push_back({in.tokens(), cfg.vocab, cfg.padded_vocab()});
   }
-  for (const auto& dtype : dtypes)
+  for (const DtypeSpec& dtype : in.dtypes_among({"fp32", "bf16"}))
     for (bool backward : {false, true})
       for (const auto& s : shapes)
         for (const std::string impl : {"torch", "fused"}) {
           CaseSpec spec;
-          spec.name = "loss/" + impl + "/" + dtype + "/" + (backward ? "fwd_bwd" : "fwd") +
+          spec.name = "loss/" + impl + "/" + dtype.name + "/" + (backward ? "fwd_bwd" : "fwd") +
                       "/vocab/rows:" + std::to_string(s.rows) + "/classes:" +
                       std::to_string(s.classes) + "/cols:" + std::to_string(s.cols);
           spec.needs_cuda_kernels = impl == "fused";
-          spec.make = [impl, dtype, backward, s, device = o.resolved_device] {
+          spec.make = [impl, dtype, backward, s, device = in.device] {
             return make_loss_case(impl, dtype, backward, s, device);
           };
           register_case(std::move(spec));

@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
     std::cerr << "gptbench: " << parsed.error << "\n";
     return 2;
   }
-  global_options() = parsed.options;
+  Options o = parsed.options;
   // A rank of a data-parallel run (gptbench-run --ranks N) runs on its own GPU (fixtures/dist.h).
   keep_multicast_off();
   const auto getenv_fn = [](const char* name) -> const char* { return std::getenv(name); };
@@ -73,10 +73,14 @@ int main(int argc, char** argv) {
     std::cerr << "gptbench: " << err << "\n";
     return 2;
   }
-  if (auto err = place_rank_device(global_options().resolved_device); !err.empty()) {
+  if (auto err = place_rank_device(o.resolved_device); !err.empty()) {
     std::cerr << "gptbench: " << err << "\n";
     return 2;
   }
+  // The case runner and the resident worker read the run's settings from here (process-wide);
+  // the families register from the inputs alone.
+  global_options() = o;
+  const SuiteInputs inputs = suite_inputs(o, rank_env().world);
 
   // The suite's default timed time per benchmark is 0.1 s, not Google Benchmark's 0.5 s: GPU
   // regions are timed by CUDA events, so 0.1 s is hundreds of repeats of a kernel, and the
@@ -97,7 +101,6 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  const Options& o = global_options();
   if (o.on_cuda()) {  // the CUDA context is created here, not inside the peak measurement
     PhaseScope phase(Phase::kInit);
     (void)at::empty({1}, at::TensorOptions().device(o.resolved_device));
@@ -128,7 +131,7 @@ int main(int argc, char** argv) {
   context["gptbench_ranks"] = std::to_string(rank_env().world);
   for (const auto& [key, value] : context) benchmark::AddCustomContext(key, value);
 
-  register_families();
+  register_families(inputs);
   int code = 0;
   if (o.worker)
     code = serve_on_stdout(context, loaded_s + seconds_since(main_start));

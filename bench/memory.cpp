@@ -20,31 +20,31 @@
 
 #include "fixtures/family.h"
 #include "fixtures/memory_case.h"
-#include "fixtures/options.h"
 #include "train/case.h"
 #include "train/optim.h"
 #include "model/config.h"
 
 namespace gptbench {
 
-GPTBENCH_FAMILY(memory) {
-  const Options& o = global_options();
-  const bool cuda = o.on_cuda();
-  std::vector<std::string> sizes = {"tiny"}, precisions = {"fp32"};
-  std::vector<int64_t> seqs = {o.seq};
+GPTBENCH_FAMILY(memory, const SuiteInputs& in) {
+  const bool cuda = in.on_cuda();
+  std::vector<GPT2Config> sizes = {cpu_tiny_config()};
+  std::vector<std::string> precisions = {"fp32"};
+  std::vector<int64_t> seqs = {in.seq};
   if (cuda) {
-    sizes = preset_names();
+    sizes.clear();
+    for (const auto& name : preset_names()) sizes.push_back(model_config(name));
     seqs = {512, 1024};
     // tf32 stands for fp32 training: fp32 weights and activations (the same memory), TF32
     // matmuls; fp32 with TF32 off takes 3–7× longer per step and is in the full grid.
     precisions.clear();
     for (const char* p : {"bf16", "tf32", "fp32"})
-      if (!o.dtypes_among({p}).empty() && (o.full || std::string(p) != "fp32")) precisions.push_back(p);
+      if (in.has_dtype(p) && (in.full || std::string(p) != "fp32")) precisions.push_back(p);
   }
   // The CPU runs 8-bit Adam's reference step, whose temporaries the model (written for the
   // fused kernels) leaves out: ours AdamW stands in for it there.
   std::vector<std::string> wanted = {"torch_fused", cuda ? "adam8bit" : "adamw"}, optimizers;
-  if (o.full) wanted.insert(wanted.end(), {"adafactor", "lion"});
+  if (in.full) wanted.insert(wanted.end(), {"adafactor", "lion"});
   const std::vector<std::string> have = train_optimizer_names();  // this build's
   for (const auto& name : wanted)
     if (std::find(have.begin(), have.end(), name) != have.end()) optimizers.push_back(name);
@@ -55,11 +55,11 @@ GPTBENCH_FAMILY(memory) {
         for (const auto& opt : optimizers)
           for (const char* mode : {"none", "all"}) {
             MemoryCaseOptions mo;
-            mo.cfg = train_config(size, prec, o.batch, seq, opt, mode);
-            mo.limit_bytes = o.memory_limit_bytes;
-            mo.probe_all = o.full;
+            mo.cfg = train_config(size, prec, in.batch, seq, opt, mode);
+            mo.limit_bytes = in.memory_limit_bytes;
+            mo.probe_all = in.full;
             register_case({memory_case_name(mo),
-                           [mo, device = o.resolved_device] { return make_memory_case(mo, device); },
+                           [mo, device = in.device] { return make_memory_case(mo, device); },
                            /*needs_cuda_kernels=*/false, benchmark::kMillisecond});
           }
 }

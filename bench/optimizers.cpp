@@ -24,7 +24,6 @@
 
 #include "fixtures/family.h"
 #include "fixtures/model_cache.h"
-#include "fixtures/options.h"
 #include "fixtures/case_runner.h"
 #include "fixtures/verify.h"
 #include "ops/optim/adafactor.h"
@@ -43,7 +42,7 @@ struct Problem {
   int64_t numel = 0;
 };
 
-Problem make_problem(const std::string& model, c10::Device device, at::ScalarType grad_type) {
+Problem make_problem(const GPT2Config& model, c10::Device device, at::ScalarType grad_type) {
   Problem pr;
   for (const auto& p : shared_model(model, at::kFloat, device)->parameters())
     pr.shapes.push_back(p.sizes().vec());
@@ -101,7 +100,7 @@ double step_tolerance(const std::string& impl) {
   return 1e-6;
 }
 
-Case make_optim_case(const std::string& impl, const std::string& grads, const std::string& model,
+Case make_optim_case(const std::string& impl, const std::string& grads, const GPT2Config& model,
                      c10::Device device) {
   const bool bf16 = grads == "bf16grad";
   auto pr = std::make_shared<Problem>(make_problem(model, device, bf16 ? at::kBFloat16 : at::kFloat));
@@ -160,11 +159,10 @@ Case make_optim_case(const std::string& impl, const std::string& grads, const st
 
 }  // namespace
 
-GPTBENCH_FAMILY(optimizers) {
-  const Options& o = global_options();
-  const bool gpu = o.on_cuda();
+GPTBENCH_FAMILY(optimizers, const SuiteInputs& in) {
+  const bool gpu = in.on_cuda();
   const std::vector<std::string> ours = {"adamw", "adam8bit", "adafactor", "lion"};
-  for (const auto& model : o.models) {
+  for (const GPT2Config& model : in.models) {
     std::vector<std::pair<std::string, std::string>> cases;  // (impl, grads)
     for (const auto& impl : ours) cases.emplace_back(impl, "fp32");
     cases.emplace_back("torch_adamw", "fp32");
@@ -173,12 +171,12 @@ GPTBENCH_FAMILY(optimizers) {
     for (const auto& impl : ours) cases.emplace_back(impl, "bf16grad");
     for (const auto& [impl, grads] : cases) {
       CaseSpec spec;
-      spec.name = "optim/" + impl + "/" + grads + "/model:" + model;
+      spec.name = "optim/" + impl + "/" + grads + "/model:" + model.name;
       // Ours time their fused kernels on a GPU (which needs them built); on the CPU they run
       // their reference path.
       spec.needs_cuda_kernels =
           gpu && (impl == "adamw" || impl == "adam8bit" || impl == "adafactor" || impl == "lion");
-      spec.make = [impl = impl, grads = grads, model, device = o.resolved_device] {
+      spec.make = [impl = impl, grads = grads, model, device = in.device] {
         return make_optim_case(impl, grads, model, device);
       };
       register_case(std::move(spec));

@@ -22,20 +22,18 @@
 #include <sstream>
 
 #include "fixtures/family.h"
-#include "fixtures/options.h"
 #include "fixtures/case_runner.h"
 #include "train/overheads.h"
 
 namespace gptbench {
 
-GPTBENCH_FAMILY(overheads) {
-  const Options& o = global_options();
-  const c10::Device device = o.resolved_device;
+GPTBENCH_FAMILY(overheads, const SuiteInputs& in) {
+  const c10::Device device = in.device;
   TrainConfig base;
-  base.model = model_config(o.models.front());
-  base.precision = o.on_cuda() ? Precision::kBf16 : Precision::kFp32;
-  base.batch = o.batch;
-  base.seq = o.seq;
+  base.model = in.models.front();
+  base.precision = in.on_cuda() ? Precision::kBf16 : Precision::kFp32;
+  base.batch = in.batch;
+  base.seq = in.seq;
   base.optimizer = "torch_fused";
   auto shape = [](const TrainConfig& c) {
     std::ostringstream s;
@@ -52,19 +50,19 @@ GPTBENCH_FAMILY(overheads) {
 
   std::vector<int> workers = {0, 1, 2};
   std::vector<double> preps = {1.5};
-  if (o.full) {
+  if (in.full) {
     workers.push_back(4);
     preps.push_back(0.5);
   }
   for (double prep : preps)
     for (int w : workers) {
-      DataLoaderCase dl{base, w, prep, o.on_cuda() ? 1.0 : 0.02};
+      DataLoaderCase dl{base, w, prep, in.on_cuda() ? 1.0 : 0.02};
       std::ostringstream name;
       name << "overheads/data_loader/" << shape(base) << "/prep:" << prep << "x/workers:" << w;
       add(name.str(), [dl, device] { return make_data_loader_case(dl, device); });
     }
 
-  for (int64_t bytes : {o.batch * o.seq * int64_t{8}, int64_t{64} << 20})
+  for (int64_t bytes : {in.tokens() * int64_t{8}, int64_t{64} << 20})
     for (bool pinned : {true, false}) {
       CaseSpec spec;
       spec.name = std::string("overheads/h2d/") + (pinned ? "pinned" : "pageable") +
@@ -74,12 +72,12 @@ GPTBENCH_FAMILY(overheads) {
     }
 
   std::vector<TrainConfig> sync_cfgs = {base};
-  if (o.on_cuda() && o.batch != 1) {
+  if (in.on_cuda() && in.batch != 1) {
     TrainConfig one = base;
     one.batch = 1;
     sync_cfgs.push_back(one);
   }
-  const int sync_steps = o.on_cuda() ? 10 : 3;  // the CPU family stays short
+  const int sync_steps = in.on_cuda() ? 10 : 3;  // the CPU family stays short
   for (const auto& cfg : sync_cfgs)
     for (bool item : {false, true}) {
       SyncCase sc{cfg, item, sync_steps};

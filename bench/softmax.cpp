@@ -24,7 +24,6 @@
 
 #include "fixtures/dtype.h"
 #include "fixtures/family.h"
-#include "fixtures/options.h"
 #include "fixtures/case_runner.h"
 #include "fixtures/verify.h"
 #include "model/config.h"
@@ -58,9 +57,8 @@ at::Tensor sample_rows(int64_t rows) {
   return at::tensor(std::vector<int64_t>(picked.begin(), picked.end()), at::kLong);
 }
 
-Case make_softmax_case(const std::string& impl, const std::string& dtype, bool backward,
+Case make_softmax_case(const std::string& impl, const DtypeSpec& spec, bool backward,
                        const SoftmaxShape& s, c10::Device device) {
-  const DtypeSpec spec = dtype_spec(dtype);
   auto opts = at::TensorOptions().device(device).dtype(spec.type);
   struct State {
     at::Tensor x, y, dy, out;  // (rows, cols)
@@ -88,7 +86,7 @@ Case make_softmax_case(const std::string& impl, const std::string& dtype, bool b
     else
       c.run = [st] { st->out = softmax_backward_fused(st->y, st->dy); };
   }
-  const double tol = softmax_tolerance(impl, dtype);
+  const double tol = softmax_tolerance(impl, spec.name);
   c.verify = [st, run = c.run, backward, tol, rows = s.rows]() {
     run();
     auto idx = sample_rows(rows).to(st->x.device());
@@ -106,18 +104,17 @@ Case make_softmax_case(const std::string& impl, const std::string& dtype, bool b
   return c;
 }
 
-std::vector<SoftmaxShape> softmax_shapes(const Options& o) {
+std::vector<SoftmaxShape> softmax_shapes(const SuiteInputs& in) {
   std::vector<SoftmaxShape> shapes;
-  const bool gpu = o.on_cuda();
+  const bool gpu = in.on_cuda();
   const std::vector<int64_t> seqs = gpu ? std::vector<int64_t>{128, 256, 512, 1024}
                                         : std::vector<int64_t>{16, 32, 64};
   std::set<std::pair<int64_t, int64_t>> vocab_seen;
-  for (const auto& model : o.models) {
-    const GPT2Config cfg = model_config(model);
+  for (const GPT2Config& cfg : in.models) {
     for (int64_t t : seqs)
-      if (t <= o.seq) shapes.push_back({"attn." + model, o.batch * cfg.n_head * t, t});
-    if (vocab_seen.insert({o.tokens(), cfg.padded_vocab()}).second)
-      shapes.push_back({"vocab", o.tokens(), cfg.padded_vocab()});
+      if (t <= in.seq) shapes.push_back({"attn." + cfg.name, in.batch * cfg.n_head * t, t});
+    if (vocab_seen.insert({in.tokens(), cfg.padded_vocab()}).second)
+      shapes.push_back({"vocab", in.tokens(), cfg.padded_vocab()});
   }
   // The peers' shape of docs/design.md §7 and the performance target's: GPT-2 small's scores at B = 64,
   // T = 1024 (786,432 × 1,024), whatever the selected batch.
@@ -129,12 +126,12 @@ std::vector<SoftmaxShape> softmax_shapes(const Options& o) {
     if (!have) shapes.push_back(peer);
   }
   std::vector<int64_t> sweep;
-  if (gpu && o.full)
+  if (gpu && in.full)
     for (int64_t c = 32; c <= 65536; c *= 2) sweep.push_back(c);
   else if (gpu)
     sweep = {32, 1024, 8192, 65536};
   else
-    sweep = o.full ? std::vector<int64_t>{32, 128, 1024, 4096} : std::vector<int64_t>{32, 1024};
+    sweep = in.full ? std::vector<int64_t>{32, 128, 1024, 4096} : std::vector<int64_t>{32, 1024};
   // 2²⁸ elements on the GPU: at 2²⁶ (128 MB of bf16 each way) even a plain copy reached only
   // 91-92% of the copy rate measured at 1 GiB (H200, 2026-11-22: 128 MB 3.83-3.90 TB/s, 512 MB
   // 4.12-4.15, 1 GiB 4.21-4.22), so the sweep measured launch ramp and tail as much as the
@@ -146,19 +143,17 @@ std::vector<SoftmaxShape> softmax_shapes(const Options& o) {
 
 }  // namespace
 
-GPTBENCH_FAMILY(softmax) {
-  const Options& o = global_options();
-  const auto dtypes = o.dtypes_among({"fp32", "bf16"});
-  for (const auto& dtype : dtypes)
+GPTBENCH_FAMILY(softmax, const SuiteInputs& in) {
+  for (const DtypeSpec& dtype : in.dtypes_among({"fp32", "bf16"}))
     for (bool backward : {false, true})
-      for (const auto& shape : softmax_shapes(o))
+      for (const auto& shape : softmax_shapes(in))
         for (const std::string impl : {"naive", "torch", "fused"}) {
           CaseSpec spec;
-          spec.name = "softmax/" + impl + "/" + dtype + "/" + (backward ? "bwd" : "fwd") + "/" +
+          spec.name = "softmax/" + impl + "/" + dtype.name + "/" + (backward ? "bwd" : "fwd") + "/" +
                       shape.label + "/rows:" + std::to_string(shape.rows) +
                       "/cols:" + std::to_string(shape.cols);
           spec.needs_cuda_kernels = impl == "fused";
-          spec.make = [impl, dtype, backward, shape, device = o.resolved_device] {
+          spec.make = [impl, dtype, backward, shape, device = in.device] {
             return make_softmax_case(impl, dtype, backward, shape, device);
           };
           register_case(std::move(spec));

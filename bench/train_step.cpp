@@ -33,18 +33,16 @@
 #include <set>
 
 #include "fixtures/family.h"
-#include "fixtures/options.h"
 #include "fixtures/case_runner.h"
 #include "train/case.h"
 
 namespace gptbench {
 namespace {
 
-std::vector<std::string> selected_precisions(const Options& o) {
-  auto out = o.dtypes_among(precision_names());
-  if (!o.on_cuda()) {  // CPU: fp32 only (TF32 does not exist there; bf16 autocast is slow)
-    out.assign(1, "fp32");
-  }
+std::vector<std::string> selected_precisions(const SuiteInputs& in) {
+  if (!in.on_cuda()) return {"fp32"};  // CPU: fp32 only (TF32 does not exist there; bf16 autocast is slow)
+  std::vector<std::string> out;
+  for (const DtypeSpec& d : in.dtypes_among(precision_names())) out.push_back(d.name);
   return out;
 }
 
@@ -55,81 +53,80 @@ bool has_optimizer(const std::string& name) {
 
 }  // namespace
 
-GPTBENCH_FAMILY(train_step) {
-  const Options& o = global_options();
-  const auto precisions = selected_precisions(o);
+GPTBENCH_FAMILY(train_step, const SuiteInputs& in) {
+  const auto precisions = selected_precisions(in);
   if (precisions.empty()) return;
   const std::string main_prec =
       std::find(precisions.begin(), precisions.end(), "bf16") != precisions.end() ? "bf16"
                                                                                    : precisions[0];
   std::set<std::string> seen;
-  auto add = [&](const std::string& model, const std::string& prec, int64_t batch,
+  auto add = [&](const GPT2Config& model, const std::string& prec, int64_t batch,
                  const std::string& opt, AttnImpl attn, int64_t accum, bool graph,
                  LmHead head = LmHead::kTorch, BlockKernels kernels = BlockKernels::kTorch) {
     TrainCaseOptions tc;
-    tc.cfg.model = model_config(model);
+    tc.cfg.model = model;
     tc.cfg.precision = parse_precision(prec);
     tc.cfg.batch = batch;
-    tc.cfg.seq = o.seq;
+    tc.cfg.seq = in.seq;
     tc.cfg.optimizer = opt;
     tc.cfg.attn = attn;
     tc.cfg.accum = accum;
     tc.cfg.head = head;
     tc.cfg.kernels = kernels;
     tc.graph = graph;
-    if (!o.on_cuda()) tc.warmup_steps = 3;
+    if (!in.on_cuda()) tc.warmup_steps = 3;
     CaseSpec spec;
     spec.name = train_step_name(tc);
     if (!seen.insert(spec.name).second) return;
     spec.unit = benchmark::kMillisecond;
-    spec.make = [tc, device = o.resolved_device] { return make_train_case(tc, device); };
+    spec.make = [tc, device = in.device] { return make_train_case(tc, device); };
     register_case(std::move(spec));
   };
 
-  for (const auto& model : o.models) {
-    if (!o.on_cuda()) {
+  for (const GPT2Config& model : in.models) {
+    if (!in.on_cuda()) {
       for (const char* opt : {"torch_fused", "torch", "adamw"})
-        if (has_optimizer(opt)) add(model, "fp32", o.batch, opt, AttnImpl::kSdpa, 1, false);
-      add(model, "fp32", o.batch, "torch_fused", AttnImpl::kSdpa, 2, false);
-      add(model, "fp32", o.batch, "torch_fused", AttnImpl::kSdpa, 1, true);  // skipped: no GPU
-      add(model, "fp32", o.batch, "torch_fused", AttnImpl::kSdpa, 1, false, LmHead::kFused);
-      add(model, "fp32", o.batch, "torch_fused", AttnImpl::kSdpa, 1, false, LmHead::kFused,
+        if (has_optimizer(opt)) add(model, "fp32", in.batch, opt, AttnImpl::kSdpa, 1, false);
+      add(model, "fp32", in.batch, "torch_fused", AttnImpl::kSdpa, 2, false);
+      add(model, "fp32", in.batch, "torch_fused", AttnImpl::kSdpa, 1, true);  // skipped: no GPU
+      add(model, "fp32", in.batch, "torch_fused", AttnImpl::kSdpa, 1, false, LmHead::kFused);
+      add(model, "fp32", in.batch, "torch_fused", AttnImpl::kSdpa, 1, false, LmHead::kFused,
           BlockKernels::kFused);
       continue;
     }
     // Default suite.
     std::vector<std::string> main_opts = {"torch_fused", "torch"};
     if (has_optimizer("adamw")) main_opts.push_back("adamw");
-    for (const auto& opt : main_opts) add(model, main_prec, o.batch, opt, AttnImpl::kSdpa, 1, false);
-    add(model, main_prec, o.batch, "torch_fused", AttnImpl::kSdpa, 1, true);
-    if (has_optimizer("adamw")) add(model, main_prec, o.batch, "adamw", AttnImpl::kSdpa, 1, true);
+    for (const auto& opt : main_opts) add(model, main_prec, in.batch, opt, AttnImpl::kSdpa, 1, false);
+    add(model, main_prec, in.batch, "torch_fused", AttnImpl::kSdpa, 1, true);
+    if (has_optimizer("adamw")) add(model, main_prec, in.batch, "adamw", AttnImpl::kSdpa, 1, true);
     for (const auto& prec : precisions)
-      add(model, prec, o.batch, "torch_fused", AttnImpl::kSdpa, 1, false);
-    add(model, main_prec, 2 * o.batch, "torch_fused", AttnImpl::kSdpa, 1, false);
+      add(model, prec, in.batch, "torch_fused", AttnImpl::kSdpa, 1, false);
+    add(model, main_prec, 2 * in.batch, "torch_fused", AttnImpl::kSdpa, 1, false);
     // The fastest configuration: padded vocabulary + fused cross-entropy, fused blocks, our
     // AdamW, a graph.
     const std::string best_opt = has_optimizer("adamw") ? "adamw" : "torch_fused";
     const auto kFusedBlocks = BlockKernels::kFused;
-    add(model, main_prec, o.batch, "torch_fused", AttnImpl::kSdpa, 1, false, LmHead::kFused);
-    add(model, main_prec, o.batch, best_opt, AttnImpl::kSdpa, 1, false, LmHead::kFused, kFusedBlocks);
-    for (int64_t b : {o.batch, 2 * o.batch})
+    add(model, main_prec, in.batch, "torch_fused", AttnImpl::kSdpa, 1, false, LmHead::kFused);
+    add(model, main_prec, in.batch, best_opt, AttnImpl::kSdpa, 1, false, LmHead::kFused, kFusedBlocks);
+    for (int64_t b : {in.batch, 2 * in.batch})
       add(model, main_prec, b, best_opt, AttnImpl::kSdpa, 1, true, LmHead::kFused, kFusedBlocks);
-    add(model, main_prec, 2 * o.batch, best_opt, AttnImpl::kSdpa, 1, true, LmHead::kFused);
-    if (!o.full) continue;
+    add(model, main_prec, 2 * in.batch, best_opt, AttnImpl::kSdpa, 1, true, LmHead::kFused);
+    if (!in.full) continue;
 
     // Full sweeps.
     for (int64_t b : {1, 2, 4, 8, 12, 16, 24, 32, 48, 64})
       for (bool graph : {false, true}) add(model, main_prec, b, "torch_fused", AttnImpl::kSdpa, 1, graph);
     for (const auto& opt : train_optimizer_names())
-      for (bool graph : {false, true}) add(model, main_prec, o.batch, opt, AttnImpl::kSdpa, 1, graph);
-    for (const auto& prec : precisions) add(model, prec, o.batch, "torch_fused", AttnImpl::kSdpa, 1, true);
-    add(model, main_prec, o.batch, "torch_fused", AttnImpl::kNaive, 1, false);
+      for (bool graph : {false, true}) add(model, main_prec, in.batch, opt, AttnImpl::kSdpa, 1, graph);
+    for (const auto& prec : precisions) add(model, prec, in.batch, "torch_fused", AttnImpl::kSdpa, 1, true);
+    add(model, main_prec, in.batch, "torch_fused", AttnImpl::kNaive, 1, false);
     for (AttnImpl attn : {AttnImpl::kFlash, AttnImpl::kCudnn})
-      add(model, main_prec, o.batch, best_opt, attn, 1, true, LmHead::kFused, kFusedBlocks);
+      add(model, main_prec, in.batch, best_opt, attn, 1, true, LmHead::kFused, kFusedBlocks);
     for (int64_t b : {1, 2, 4, 8, 12, 16, 24, 32, 48, 64})
       for (BlockKernels k : {BlockKernels::kTorch, kFusedBlocks})
         add(model, main_prec, b, best_opt, AttnImpl::kSdpa, 1, true, LmHead::kFused, k);
-    for (int64_t accum : {2, 4, 8}) add(model, main_prec, o.batch, "torch_fused", AttnImpl::kSdpa, accum, false);
+    for (int64_t accum : {2, 4, 8}) add(model, main_prec, in.batch, "torch_fused", AttnImpl::kSdpa, accum, false);
   }
 }
 

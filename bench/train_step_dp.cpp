@@ -18,31 +18,28 @@
 // gptbench runs them with ranks:1. Every case runs a fixed number of steps on every rank.
 #include <algorithm>
 
-#include "fixtures/dist.h"
 #include "fixtures/dp_case.h"
 #include "fixtures/family.h"
-#include "fixtures/options.h"
 #include "fixtures/case_runner.h"
 #include "model/config.h"
 
 namespace gptbench {
 
-GPTBENCH_FAMILY(train_step_dp) {
-  const Options& o = global_options();
+GPTBENCH_FAMILY(train_step_dp, const SuiteInputs& in) {
   const auto opts = train_optimizer_names();
   const bool ours = std::find(opts.begin(), opts.end(), "adamw") != opts.end();
-  for (const auto& model : o.models)
+  for (const GPT2Config& model : in.models)
     for (DpMode mode : {DpMode::kDdp, DpMode::kZero1, DpMode::kFsdp}) {
       DpCaseOptions dc;
-      dc.ranks = rank_env().world;
+      dc.ranks = in.ranks;
       dc.dp.mode = mode;
       TrainConfig& tc = dc.dp.train;
       if (mode == DpMode::kFsdp) tc.checkpointing.mode = CheckpointMode::kEveryBlock;
-      tc.model = model_config(model);
-      tc.batch = o.batch;
-      tc.seq = o.seq;
+      tc.model = model;
+      tc.batch = in.batch;
+      tc.seq = in.seq;
       tc.optimizer = ours ? "adamw" : "torch_fused";
-      if (o.on_cuda()) {
+      if (in.on_cuda()) {
         tc.precision = Precision::kBf16;
         tc.head = LmHead::kFused;
         tc.kernels = BlockKernels::kFused;
@@ -55,8 +52,8 @@ GPTBENCH_FAMILY(train_step_dp) {
       CaseSpec spec;
       spec.name = train_step_dp_name(dc);
       spec.unit = benchmark::kMillisecond;
-      spec.iterations = o.on_cuda() ? 10 : 3;
-      spec.make = [dc, device = o.resolved_device] { return make_dp_case(dc, device); };
+      spec.iterations = in.on_cuda() ? 10 : 3;
+      spec.make = [dc, device = in.device] { return make_dp_case(dc, device); };
       register_case(std::move(spec));
     }
 }

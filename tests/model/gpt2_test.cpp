@@ -134,7 +134,7 @@ TEST(GPT2, CudnnAttentionNeedsCuda) {
 
 TEST(GPT2, BF16OnGpu) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA GPU";
-  auto model = shared_model("small", at::kBFloat16, c10::Device(c10::kCUDA, 0));
+  auto model = shared_model(model_config("small"), at::kBFloat16, c10::Device(c10::kCUDA, 0));
   auto cfg = model->cfg;
   auto batch = synthetic_batch(cfg, 2, 128, c10::Device(c10::kCUDA, 0), 6);
   const double loss = model->loss(batch.idx, batch.targets).item<double>();
