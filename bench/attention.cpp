@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "fixtures/bench_name.h"
 #include "fixtures/dtype.h"
 #include "fixtures/family.h"
 #include "fixtures/case_runner.h"
@@ -155,11 +156,9 @@ GPTBENCH_FAMILY(attention, const SuiteInputs& in) {
                 AttnPoint p{impl, dtype, causal, backward, in.batch, h, l, d};
                 CaseSpec spec;
                 spec.needs_cuda_kernels = impl == "flash";  // our kernel (ops/attention/)
-                spec.name = "attention/" + impl + "/" + dtype.name + "/" +
-                            (causal ? "causal" : "noncausal") + "/" +
-                            (backward ? "fwd_bwd" : "fwd") + "/B:" + std::to_string(in.batch) +
-                            "/H:" + std::to_string(h) + "/L:" + std::to_string(l) +
-                            "/d:" + std::to_string(d);
+                spec.name = BenchName("attention", {impl, dtype.name, causal ? "causal" : "noncausal",
+                                                    backward ? "fwd_bwd" : "fwd"})
+                                .axis("B", in.batch).axis("H", h).axis("L", l).axis("d", d);
                 spec.make = [p, device = in.device] {
                   return make_attention_case(p, device);
                 };

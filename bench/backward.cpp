@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "fixtures/bench_name.h"
 #include "fixtures/family.h"
 #include "fixtures/model_cache.h"
 #include "fixtures/case_runner.h"
@@ -311,9 +312,9 @@ GPTBENCH_FAMILY(backward, const SuiteInputs& in) {
         for (bool backward : {false, true}) {
           const std::string& precision = dtype.name;
           CaseSpec spec;
-          spec.name = "backward/" + s.component + "/" + precision + "/" +
-                      (backward ? "fwd_bwd" : "fwd") + "/" + s.model.name +
-                      "/B:" + std::to_string(s.batch) + "/T:" + std::to_string(s.seq);
+          spec.name = BenchName("backward", {s.component, precision, backward ? "fwd_bwd" : "fwd",
+                                             s.model.name})
+                          .axis("B", s.batch).axis("T", s.seq);
           spec.unit = s.component == "model" ? benchmark::kMillisecond : benchmark::kMicrosecond;
           spec.make = [s, precision, backward, device = in.device] {
             return make_backward_case(s, precision, backward, device);

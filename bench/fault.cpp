@@ -14,6 +14,7 @@
 #include <csignal>
 #include <cstdlib>
 
+#include "fixtures/bench_name.h"
 #include "fixtures/family.h"
 #include "fixtures/case_runner.h"
 #ifdef GPTBENCH_WITH_CUDA
@@ -57,19 +58,19 @@ Case make_fault_case(const std::string& kind) {
 GPTBENCH_FAMILY(fault, const SuiteInputs& in) {
   if (in.fault == "none") return;
   const c10::Device device = in.device;
-  auto ok = [device](const char* name) {
+  auto ok = [device](const char* when) {
     CaseSpec spec;
-    spec.name = name;
+    spec.name = BenchName("fault", {"ok", when});
     spec.make = [device] { return make_ok_case(device); };
     register_case(std::move(spec));
   };
-  ok("fault/ok/before");
+  ok("before");
   CaseSpec spec;
-  spec.name = "fault/" + in.fault + "/crash";
+  spec.name = BenchName("fault", {in.fault, "crash"});
   spec.needs_cuda_kernels = in.fault == "illegal_address";
   spec.make = [kind = in.fault] { return make_fault_case(kind); };
   register_case(std::move(spec));
-  ok("fault/ok/after");
+  ok("after");
 }
 
 }  // namespace gptbench

@@ -9,6 +9,7 @@
 //           gemm/<impl>/<dtype>/square/M:n/N:n/K:n
 #include <ATen/ATen.h>
 
+#include "fixtures/bench_name.h"
 #include "fixtures/dtype.h"
 #include "fixtures/family.h"
 #include "fixtures/case_runner.h"
@@ -62,10 +63,6 @@ Case make_gemm_case(const std::string& impl, const DtypeSpec& spec, const GemmSh
   return cs;
 }
 
-std::string shape_suffix(const GemmShape& s) {
-  return "/M:" + std::to_string(s.m) + "/N:" + std::to_string(s.n) + "/K:" + std::to_string(s.k);
-}
-
 }  // namespace
 
 GPTBENCH_FAMILY(gemm, const SuiteInputs& in) {
@@ -83,7 +80,8 @@ GPTBENCH_FAMILY(gemm, const SuiteInputs& in) {
     for (const auto& [label, shape] : shapes)
       for (const auto& impl : impls) {
         CaseSpec spec;
-        spec.name = "gemm/" + impl + "/" + dtype.name + "/" + label + shape_suffix(shape);
+        spec.name = BenchName("gemm", {impl, dtype.name, label})
+                        .axis("M", shape.m).axis("N", shape.n).axis("K", shape.k);
         spec.needs_cuda_kernels = impl != "torch";
         spec.make = [impl = impl, dtype, shape = shape, device = in.device] {
           return make_gemm_case(impl, dtype, shape, device);

@@ -18,6 +18,7 @@
 #include <set>
 #include <string>
 
+#include "fixtures/bench_name.h"
 #include "fixtures/dtype.h"
 #include "fixtures/family.h"
 #include "fixtures/case_runner.h"
@@ -116,8 +117,8 @@ GPTBENCH_FAMILY(layernorm, const SuiteInputs& in) {
         for (const std::string impl : {"torch", "fused"}) {
           const std::string& dtype = d.name;
           CaseSpec spec;
-          spec.name = "layernorm/" + impl + "/" + dtype + "/" + (backward ? "fwd_bwd" : "fwd") +
-                      "/rows:" + std::to_string(in.tokens()) + "/cols:" + std::to_string(cols);
+          spec.name = BenchName("layernorm", {impl, dtype, backward ? "fwd_bwd" : "fwd"})
+                          .axis("rows", in.tokens()).axis("cols", cols);
           spec.needs_cuda_kernels = impl == "fused";
           spec.make = [impl, dtype, backward, rows = in.tokens(), cols, device = in.device] {
             return make_case(impl, dtype, backward, rows, cols, device);

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "fixtures/bench_name.h"
 #include "fixtures/dtype.h"
 #include "fixtures/family.h"
 #include "fixtures/case_runner.h"
@@ -98,9 +99,8 @@ GPTBENCH_FAMILY(loss, const SuiteInputs& in) {
       for (const auto& s : shapes)
         for (const std::string impl : {"torch", "fused"}) {
           CaseSpec spec;
-          spec.name = "loss/" + impl + "/" + dtype.name + "/" + (backward ? "fwd_bwd" : "fwd") +
-                      "/vocab/rows:" + std::to_string(s.rows) + "/classes:" +
-                      std::to_string(s.classes) + "/cols:" + std::to_string(s.cols);
+          spec.name = BenchName("loss", {impl, dtype.name, backward ? "fwd_bwd" : "fwd", "vocab"})
+                          .axis("rows", s.rows).axis("classes", s.classes).axis("cols", s.cols);
           spec.needs_cuda_kernels = impl == "fused";
           spec.make = [impl, dtype, backward, s, device = in.device] {
             return make_loss_case(impl, dtype, backward, s, device);

@@ -22,6 +22,7 @@
 
 #include <memory>
 
+#include "fixtures/bench_name.h"
 #include "fixtures/family.h"
 #include "fixtures/model_cache.h"
 #include "fixtures/case_runner.h"
@@ -171,7 +172,7 @@ GPTBENCH_FAMILY(optimizers, const SuiteInputs& in) {
     for (const auto& impl : ours) cases.emplace_back(impl, "bf16grad");
     for (const auto& [impl, grads] : cases) {
       CaseSpec spec;
-      spec.name = "optim/" + impl + "/" + grads + "/model:" + model.name;
+      spec.name = BenchName("optim", {impl, grads}).axis("model", model.name);
       // Ours time their fused kernels on a GPU (which needs them built); on the CPU they run
       // their reference path.
       spec.needs_cuda_kernels =

@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "fixtures/bench_name.h"
 #include "fixtures/family.h"
 #include "fixtures/case_runner.h"
 #include "train/overheads.h"
@@ -35,14 +36,14 @@ GPTBENCH_FAMILY(overheads, const SuiteInputs& in) {
   base.batch = in.batch;
   base.seq = in.seq;
   base.optimizer = "torch_fused";
-  auto shape = [](const TrainConfig& c) {
-    std::ostringstream s;
-    s << c.model.name << "/" << precision_name(c.precision) << "/B:" << c.batch << "/T:" << c.seq;
-    return s.str();
+  // A study of the step `c`: <study>[/<segment>]/<size>/<precision>/B:<b>/T:<t>, then its axes.
+  auto of_step = [](BenchName name, const TrainConfig& c) {
+    return name.segment(c.model.name).segment(precision_name(c.precision)).axis("B", c.batch)
+        .axis("T", c.seq);
   };
-  auto add = [](std::string name, std::function<Case()> make) {
+  auto add = [](const BenchName& name, std::function<Case()> make) {
     CaseSpec spec;
-    spec.name = std::move(name);
+    spec.name = name;
     spec.unit = benchmark::kMillisecond;
     spec.make = std::move(make);
     register_case(std::move(spec));
@@ -57,16 +58,16 @@ GPTBENCH_FAMILY(overheads, const SuiteInputs& in) {
   for (double prep : preps)
     for (int w : workers) {
       DataLoaderCase dl{base, w, prep, in.on_cuda() ? 1.0 : 0.02};
-      std::ostringstream name;
-      name << "overheads/data_loader/" << shape(base) << "/prep:" << prep << "x/workers:" << w;
-      add(name.str(), [dl, device] { return make_data_loader_case(dl, device); });
+      std::ostringstream per_step;  // 1.5x: host work per batch in steps
+      per_step << prep << "x";
+      add(of_step(BenchName("overheads/data_loader"), base).axis("prep", per_step.str()).axis("workers", w),
+          [dl, device] { return make_data_loader_case(dl, device); });
     }
 
   for (int64_t bytes : {in.tokens() * int64_t{8}, int64_t{64} << 20})
     for (bool pinned : {true, false}) {
       CaseSpec spec;
-      spec.name = std::string("overheads/h2d/") + (pinned ? "pinned" : "pageable") +
-                  "/bytes:" + std::to_string(bytes);
+      spec.name = BenchName("overheads/h2d", {pinned ? "pinned" : "pageable"}).axis("bytes", bytes);
       spec.make = [pinned, bytes, device] { return make_h2d_case(pinned, bytes, device); };
       register_case(std::move(spec));
     }
@@ -81,16 +82,17 @@ GPTBENCH_FAMILY(overheads, const SuiteInputs& in) {
   for (const auto& cfg : sync_cfgs)
     for (bool item : {false, true}) {
       SyncCase sc{cfg, item, sync_steps};
-      add("overheads/sync/" + std::string(item ? "item" : "none") + "/" + shape(cfg) +
-              "/steps:" + std::to_string(sync_steps),
+      add(of_step(BenchName("overheads/sync", {item ? "item" : "none"}), cfg).axis("steps", sync_steps),
           [sc, device] { return make_sync_case(sc, device); });
     }
 
   for (bool graph : {false, true}) {
     CaseSpec spec;
-    spec.name = std::string("overheads/launch/") + (graph ? "graph" : "eager") +
-                "/kernels:1000/numel:1024";
-    spec.make = [graph, device] { return make_launch_case(graph, 1000, 1024, device); };
+    constexpr int kKernels = 1000;
+    constexpr int64_t kNumel = 1024;
+    spec.name = BenchName("overheads/launch", {graph ? "graph" : "eager"})
+                    .axis("kernels", kKernels).axis("numel", kNumel);
+    spec.make = [graph, device] { return make_launch_case(graph, kKernels, kNumel, device); };
     register_case(std::move(spec));
   }
 }

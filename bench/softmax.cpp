@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "fixtures/bench_name.h"
 #include "fixtures/dtype.h"
 #include "fixtures/family.h"
 #include "fixtures/case_runner.h"
@@ -149,9 +150,8 @@ GPTBENCH_FAMILY(softmax, const SuiteInputs& in) {
       for (const auto& shape : softmax_shapes(in))
         for (const std::string impl : {"naive", "torch", "fused"}) {
           CaseSpec spec;
-          spec.name = "softmax/" + impl + "/" + dtype.name + "/" + (backward ? "bwd" : "fwd") + "/" +
-                      shape.label + "/rows:" + std::to_string(shape.rows) +
-                      "/cols:" + std::to_string(shape.cols);
+          spec.name = BenchName("softmax", {impl, dtype.name, backward ? "bwd" : "fwd", shape.label})
+                          .axis("rows", shape.rows).axis("cols", shape.cols);
           spec.needs_cuda_kernels = impl == "fused";
           spec.make = [impl, dtype, backward, shape, device = in.device] {
             return make_softmax_case(impl, dtype, backward, shape, device);
