@@ -1,7 +1,7 @@
 // Memory family: what fits on a smaller GPU. For each configuration, the largest batch whose
 // training step fits under --gptbench_memory_limit (a binary search over real steps seeded by
 // the memory model), the measured peak there beside the model's prediction, and the step time
-// at that batch (fixtures/memory_case.h, model/memory.h, docs/memory.md).
+// at that batch (train/memory_case.h, model/memory.h, docs/memory.md).
 //   names:    model/memory/<size>/<precision>/opt:<opt>/ckpt:<mode>/T:<t>
 //   counters: max_batch, predicted_max_batch, peak_mem_bytes, predicted_peak_bytes,
 //             pred_error_pct, probes, memory_limit_bytes, tokens/s, step_ms and the phases
@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "fixtures/family.h"
-#include "fixtures/memory_case.h"
+#include "train/memory_case.h"
 #include "train/case.h"
 #include "train/optim.h"
 #include "model/config.h"

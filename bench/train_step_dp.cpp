@@ -1,11 +1,11 @@
 // Data-parallel training-step family: the GPT-2 step on every rank of the run with its
-// gradients averaged over the ranks (fixtures/dp_step.h, fixtures/dp_case.h):
+// gradients averaged over the ranks (train/dp_step.h, train/dp_case.h):
 //   ddp    bucketed (25 MiB) gradient all-reduce overlapped with the backward
 //   zero1  the same buckets reduce-scattered, the optimizer on this rank's shard, the updated
 //          parameters all-gathered (optimizer state 1/R per rank)
 //   fsdp   the blocks' parameters sharded too, each block all-gathered for its forward and
 //          again for its recomputation (every block recomputed: ckpt:all), its gradients
-//          reduce-scattered (fixtures/dp_fsdp.h)
+//          reduce-scattered (train/dp_fsdp.h)
 //   names:    model/train_step_dp/<size>/<precision>/B:<b>/T:<t>/opt:<opt>/attn:sdpa/head:<h>/
 //             blocks:<k>[/ckpt:all]/ranks:<R>/mode:<ddp|zero1|fsdp>   (B is the per-GPU batch)
 //   counters: tokens/s (all ranks), tokens_per_s_per_gpu, scaling_efficiency (against the
@@ -18,7 +18,7 @@
 // gptbench runs them with ranks:1. Every case runs a fixed number of steps on every rank.
 #include <algorithm>
 
-#include "fixtures/dp_case.h"
+#include "train/dp_case.h"
 #include "fixtures/family.h"
 #include "fixtures/case_runner.h"
 #include "model/config.h"

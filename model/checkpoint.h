@@ -49,7 +49,7 @@ torch::Tensor checkpoint(const std::function<torch::Tensor(const torch::Tensor&)
                          const torch::Tensor& x, std::function<void()> before_recompute = {});
 
 // Calls around each use of a block's parameters, for a caller that keeps them elsewhere between
-// uses (fully sharded data parallelism, fixtures/dp_fsdp.h). Either may be empty.
+// uses (fully sharded data parallelism, train/dp_fsdp.h). Either may be empty.
 //   before_use(layer)     before the block's forward, and before its recomputation in the
 //                         backward when the block is recomputed whole
 //   after_forward(layer)  after the forward of a block recomputed whole: nothing of the block's
