@@ -53,7 +53,7 @@ std::vector<std::vector<int64_t>> parameter_shapes(const GPT2Config& m) {
 
 bool optimizer_keeps_grads(const std::string& optimizer) {
   // LibTorch's optimizers set gradients to none after the step; ours zero them in place (their
-  // launch tables hold the gradients' addresses) — fixtures/train_optim.h.
+  // launch tables hold the gradients' addresses) — train/optim.h.
   return optimizer != "torch" && optimizer != "torch_fused";
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // The memory model: predicted peak bytes of one GPT-2 training step — what LibTorch's CUDA
 // caching allocator reports as its allocated peak — from the configuration alone. It models the
-// step of fixtures/train_step.h as the memory family runs it: fp32 weights, LibTorch's blocks
+// step of train/step.h as the memory family runs it: fp32 weights, LibTorch's blocks
 // (blocks:torch), SDPA attention, the torch LM head (50,257 columns, fp32 cross-entropy),
 // gradients kept between steps (ours) or set to none (LibTorch's optimizers).
 //

@@ -305,7 +305,7 @@ std::string render_report(const Collected& c, const ReportOptions& o) {
       << "</h1>\n" << context_table(c)
       << "<p class='note'>" << c.entries.size() << " benchmarks ran, " << c.skipped.size()
       << " were skipped (listed at the end). Step times are CUDA-event times of whole training "
-         "steps (fixtures/train_step.h); MFU divides model FLOPs (6·N + attention) by the "
+         "steps (train/step.h); MFU divides model FLOPs (6·N + attention) by the "
          "measured bf16 GEMM peak, and by the GPU's datasheet dense bf16 peak (n/a when the GPU "
          "is not in fixtures/datasheet_peaks.inc). Rows whose mode is inductor… or pytorch "
          "come from the compiler peers (docs/peers.md).</p>\n";
