@@ -2,8 +2,8 @@
 # The multi-GPU families on a GPU host, with the build gpu-run.sh made (build-gpu/: gptbench,
 # gptbench-run, gptbench_tests; runner_tests when built):
 #   1. the tests of the data-parallel code (NCCL on one GPU; Gloo on the CPU where built)
-#   2. gptbench-run --gpus N (N = the visible GPUs): the comm family's default and the ddp and
-#      zero1 training steps of GPT-2 medium at T = 1024, per-GPU batch 16 -> $OUT/multigpu.json
+#   2. gptbench-run --gpus N (N = the visible GPUs): the comm family's default and the ddp, zero1
+#      and fsdp training steps of GPT-2 medium at T = 1024, per-GPU batch 16 -> $OUT/multigpu.json
 #   3. the same training steps on one GPU (ranks:1)                  -> $OUT/multigpu-1gpu.json
 #   4. the PyTorch peer: torch.distributed.all_reduce at the comm sizes -> $OUT/peer-allreduce.json
 # then prints a table (scripts/multigpu_table.py). Logs go to $OUT too. About 3 minutes on 2 GPUs.
@@ -32,7 +32,7 @@ if [ -x "$B/runner/runner_tests" ]; then
 fi
 grep -hE "^\[  (PASSED|FAILED|SKIPPED) |FAILED  \]" "$OUT"/multigpu-tests-*.log | sort | uniq -c | tail -12
 
-# 2. N ranks: comm default + ddp/zero1 of medium, T = 1024, B = 16 per GPU.
+# 2. N ranks: comm default + ddp/zero1/fsdp of medium, T = 1024, B = 16 per GPU.
 DP_FLAGS=(--gptbench_models=medium --gptbench_batch=16 --gptbench_seq=1024 --gptbench_dtypes=bf16)
 timeout 420 "$B/gptbench-run" --gpus "$N" --benchmark-timeout 180 --progress never -o "$OUT/multigpu.json" \
   --benchmark_filter='^comm/|^model/train_step_dp/' "${DP_FLAGS[@]}" > "$OUT/multigpu.log" 2>&1
