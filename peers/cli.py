@@ -5,7 +5,7 @@ with the suite's names and counters (docs/peers.md).
                    [--benchmark_min_time=S] [--benchmark_list_tests] [--gptbench_device=auto|cpu|cuda]
                    [--gptbench_models=small,...] [--gptbench_dtypes=fp32,bf16]
                    [--gptbench_batch=B] [--gptbench_seq=T] [--gptbench_full]
-                   [--gptbench_compile_backend=inductor|eager]
+                   [--gptbench_compile_backend=inductor|eager] [--gptbench_profile=DIR]
 Short forms: --device, --min_time, --full, --models, --dtypes, --batch, --seq, --backend.
 Exit codes: 0 every benchmark reported (skipped ones with their reason), 1 no benchmark matches
 the filter, 2 usage error.

@@ -7,6 +7,7 @@ import sys
 from dataclasses import dataclass, field
 
 from peers.models import PRESETS
+from peers.trace import trace_dir_error
 
 DTYPES = ("fp32", "bf16")
 BACKENDS = ("inductor", "eager")
@@ -30,6 +31,7 @@ class Options:
     seq: int = 0                     # 0: 1024 on a GPU, 64 on the CPU
     full: bool = False
     verify: bool = True
+    profile_dir: str = ""            # --gptbench_profile: a trace of each case there (peers/trace.py)
     # torch.compile's backend: inductor, or eager (no code generation: the CPU test of the JSON
     # path); default from GPTBENCH_PEERS_BACKEND, which reaches the runner through gptbench-run.
     backend: str = field(default_factory=lambda: os.environ.get("GPTBENCH_PEERS_BACKEND", "inductor"))
@@ -121,6 +123,10 @@ def parse(argv, cuda_available):
             o.full = _bool(flag, value)
         elif flag == "--gptbench_verify":
             o.verify = _bool(flag, value)
+        elif flag == "--gptbench_profile":
+            if not value or trace_dir_error(value):
+                raise UsageError(trace_dir_error(value) if value else f"{flag} needs a directory")
+            o.profile_dir = value
         elif flag == "--gptbench_compile_backend":
             if value not in BACKENDS:
                 raise UsageError(f"{flag}={value}: expected {' or '.join(BACKENDS)}")

@@ -10,6 +10,7 @@ import torch
 from peers import gb_json
 from peers.case import NONE, SkipCase
 from peers.timer import RegionTimer, inner_calls_for, sync
+from peers.trace import TRACE_CALLS, trace_path, write_trace
 
 MAX_ITERATIONS = 1_000_000_000
 
@@ -70,6 +71,8 @@ def prepare(spec, options, timer):
             raise SkipCase("wrong result: " + wrong)
     timer.time(case.run, 2)  # warm-up: CUDA-graph trees record on the first calls
     one = min(timer.time(case.run) for _ in range(3))
+    if options.profile_dir:
+        write_trace(case.run, TRACE_CALLS, sync_dev, trace_path(options.profile_dir, spec.name))
     return case, compile_s, inner_calls_for(one)
 
 

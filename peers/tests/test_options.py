@@ -1,3 +1,5 @@
+import os
+import tempfile
 import unittest
 
 from peers.options import UsageError, parse
@@ -26,6 +28,16 @@ class Options(unittest.TestCase):
     def test_dtypes_keep_the_order_given_and_drop_others(self):
         o = parse(["--gptbench_dtypes=bf16,tf32,fp32"], False)
         self.assertEqual(o.dtypes_among(("fp32", "bf16")), ["bf16", "fp32"])
+
+    def test_profile_directory_is_made_or_refused(self):
+        with tempfile.TemporaryDirectory() as d:
+            sub = os.path.join(d, "traces")
+            self.assertEqual(parse([f"--gptbench_profile={sub}"], False).profile_dir, sub)
+            self.assertTrue(os.path.isdir(sub))
+            afile = os.path.join(d, "file")
+            open(afile, "w").close()
+            with self.assertRaisesRegex(UsageError, "--gptbench_profile="):
+                parse([f"--gptbench_profile={afile}/below"], False)
 
     def test_bad_input_is_a_usage_error_naming_the_flag(self):
         for argv, flag in ((["--gptbench_device=tpu"], "--gptbench_device"),

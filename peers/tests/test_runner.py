@@ -1,3 +1,6 @@
+import json
+import os
+import tempfile
 import unittest
 
 import torch
@@ -6,6 +9,7 @@ from peers import runner
 from peers.case import COPY, GEMM_BF16, GEMM_FP32, Case, SkipCase, Spec
 from peers.options import parse
 from peers.tests.run_checks import check_peer_run
+from peers.trace import TRACE_CALLS
 
 
 def options(**kw):
@@ -38,6 +42,18 @@ class Failures(unittest.TestCase):
 
 
 class RunSpec(unittest.TestCase):
+    def test_profile_writes_a_trace_of_the_case_before_timing(self):
+        with tempfile.TemporaryDirectory() as d:
+            a = torch.randn(32, 32)
+            spec = Spec("f/impl/mm:32", lambda: Case(run=lambda: torch.mm(a, a), flops=1.0, peak=GEMM_FP32))
+            rows = runner.run_spec(spec, options(profile_dir=d), PEAKS, 0)
+            self.assertNotIn("error_message", rows[0])
+            path = os.path.join(d, "f_impl_mm_32.trace.json")
+            with open(path) as f:
+                trace = json.load(f)
+            mm = [e for e in trace["traceEvents"] if e.get("name") == "aten::mm"]
+            self.assertEqual(len(mm), TRACE_CALLS)
+
     def test_repetitions_give_rows_and_aggregates(self):
         calls = []
         spec = Spec("f/impl/x", lambda: Case(run=lambda: calls.append(1), bytes=8.0, peak=COPY,
