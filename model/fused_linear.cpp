@@ -59,64 +59,107 @@ at::Tensor unrows(const at::Tensor& y, const at::Tensor& x) {
   return y.view(shape);
 }
 
-at::ScalarType saved_dtype(AutogradContext* ctx, const char* key) {
-  return static_cast<at::ScalarType>(ctx->saved_data[key].toInt());
-}
-
 // The incoming gradient as contiguous bf16 rows (autograd hands it in the output's dtype).
 at::Tensor grad_rows(const at::Tensor& g) {
   return g.to(at::kBFloat16).reshape({-1, g.size(-1)}).contiguous();
 }
 
-// ------------------------------------------------------------------ autograd functions
-// Both take 2-d contiguous bf16 rows and bf16 weights; biases bf16 or fp32. Every gradient has
-// its input's dtype.
+// ------------------------------------------------------------------ gradients
 
-// y = x·wᵀ + b; backward: dw and db from one BGRADB GEMM, dx = dy·w.
-struct LinearBGrad : torch::autograd::Function<LinearBGrad> {
+// The gradient dyᵀ·x of master weight w: added to (or written into) w.grad() in fp32 by the
+// GEMM itself when `mode` asks for it and w is an fp32 leaf with no other gradient layout —
+// then autograd gets an undefined gradient for w — else returned in w's dtype.
+at::Tensor weight_grad(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& w,
+                       WeightGrad mode) {
+  if (mode == WeightGrad::kAccumulate && w.is_leaf() && w.requires_grad() &&
+      w.scalar_type() == at::kFloat) {
+    at::Tensor& g = w.mutable_grad();
+    if (!g.defined()) {
+      g = at::empty(w.sizes(), w.options());
+      lt_wgrad(dy, x, g, /*accumulate=*/false);
+      return {};
+    }
+    if (g.scalar_type() == at::kFloat && g.is_contiguous() && g.sizes() == w.sizes()) {
+      lt_wgrad(dy, x, g, /*accumulate=*/true);
+      return {};
+    }
+  }
+  auto dw = at::empty(w.sizes(), w.options().dtype(at::kFloat));
+  lt_wgrad(dy, x, dw, /*accumulate=*/false);
+  return w.scalar_type() == at::kFloat ? dw : dw.to(w.scalar_type());
+}
+
+// Σrows dy in fp32 (a column sum over bf16 rows), in the bias's dtype.
+at::Tensor bias_grad(const at::Tensor& dy, const at::Tensor& b) {
+  return dy.sum(0, /*keepdim=*/false, at::kFloat).to(b.scalar_type());
+}
+
+WeightGrad saved_mode(AutogradContext* ctx) {
+  return static_cast<WeightGrad>(ctx->saved_data["mode"].toInt());
+}
+
+// ------------------------------------------------------------------ autograd functions
+// Both take 2-d contiguous bf16 rows and the layers' own (master) weights and biases, cast to
+// bf16 operands inside; every gradient has its input's dtype.
+
+// y = x·wᵀ + b (BIAS epilogue); backward: dw (fp32 GEMM), db (column sum), dx = dy·w.
+struct LinearBias : torch::autograd::Function<LinearBias> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& w,
-                            const at::Tensor& b) {
-    ctx->save_for_backward({x, w});
-    ctx->saved_data["b"] = static_cast<int64_t>(b.scalar_type());
-    return lt_linear(x, w, b);
+                            const at::Tensor& b, int64_t mode) {
+    const at::Tensor w16 = to_bf16(w);
+    ctx->save_for_backward({x, w16});
+    ctx->saved_data["w"] = w;  // the master weight, for its gradient
+    ctx->saved_data["b"] = b;
+    ctx->saved_data["mode"] = mode;
+    return lt_linear(x, w16, bias_operand(b));
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const auto saved = ctx->get_saved_variables();
     const auto& x = saved[0];
-    const auto& w = saved[1];
+    const auto& w16 = saved[1];
+    const at::Tensor w = ctx->saved_data["w"].toTensor(), b = ctx->saved_data["b"].toTensor();
     auto dy = grad_rows(grads[0]);
-    auto [dw, db] = lt_wgrad_bgrad(dy, x, saved_dtype(ctx, "b"));
-    at::Tensor dx = ctx->needs_input_grad(0) ? at::mm(dy, w) : at::Tensor();
-    return {dx, dw, db};
+    at::Tensor dw = ctx->needs_input_grad(1) ? weight_grad(dy, x, w, saved_mode(ctx)) : at::Tensor();
+    at::Tensor db = ctx->needs_input_grad(2) ? bias_grad(dy, b) : at::Tensor();
+    at::Tensor dx = ctx->needs_input_grad(0) ? at::mm(dy, w16) : at::Tensor();
+    return {dx, dw, db, at::Tensor()};
   }
 };
 
 // y = gelu_tanh(x·w_fcᵀ + b_fc)·w_projᵀ + b_proj; saves x, h = gelu(pre) and pre (what the
-// unfused composition saves too). Backward: dw_proj, db_proj (BGRADB); d_pre (DGELU);
-// dw_fc, db_fc (BGRADB); dx = d_pre·w_fc.
+// unfused composition saves too). Backward: dw_proj, db_proj; d_pre (DGELU epilogue); dw_fc,
+// db_fc; dx = d_pre·w_fc.
 struct MlpGelu : torch::autograd::Function<MlpGelu> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& w_fc,
                             const at::Tensor& b_fc, const at::Tensor& w_proj,
-                            const at::Tensor& b_proj) {
-    auto [h, pre] = lt_linear_gelu(x, w_fc, b_fc);
-    ctx->save_for_backward({x, w_fc, w_proj, h, pre});
-    ctx->saved_data["b_fc"] = static_cast<int64_t>(b_fc.scalar_type());
-    ctx->saved_data["b_proj"] = static_cast<int64_t>(b_proj.scalar_type());
-    return lt_linear(h, w_proj, b_proj);
+                            const at::Tensor& b_proj, int64_t mode) {
+    const at::Tensor fc16 = to_bf16(w_fc), proj16 = to_bf16(w_proj);
+    auto [h, pre] = lt_linear_gelu(x, fc16, bias_operand(b_fc));
+    ctx->save_for_backward({x, fc16, proj16, h, pre});
+    ctx->saved_data["w_fc"] = w_fc;  // the master weights, for their gradients
+    ctx->saved_data["w_proj"] = w_proj;
+    ctx->saved_data["b_fc"] = b_fc;
+    ctx->saved_data["b_proj"] = b_proj;
+    ctx->saved_data["mode"] = mode;
+    return lt_linear(h, proj16, bias_operand(b_proj));
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const auto saved = ctx->get_saved_variables();
     const auto& x = saved[0];
-    const auto& w_fc = saved[1];
-    const auto& w_proj = saved[2];
+    const auto& fc16 = saved[1];
+    const auto& proj16 = saved[2];
     const auto& h = saved[3];
     const auto& pre = saved[4];
+    const WeightGrad mode = saved_mode(ctx);
+    auto arg = [ctx](const char* key) { return ctx->saved_data[key].toTensor(); };
     auto dy = grad_rows(grads[0]);
-    auto [dw_proj, db_proj] = lt_wgrad_bgrad(dy, h, saved_dtype(ctx, "b_proj"));
-    auto d_pre = lt_dgelu(dy, w_proj, pre);
-    auto [dw_fc, db_fc] = lt_wgrad_bgrad(d_pre, x, saved_dtype(ctx, "b_fc"));
-    at::Tensor dx = ctx->needs_input_grad(0) ? at::mm(d_pre, w_fc) : at::Tensor();
-    return {dx, dw_fc, db_fc, dw_proj, db_proj};
+    at::Tensor dw_proj = ctx->needs_input_grad(3) ? weight_grad(dy, h, arg("w_proj"), mode) : at::Tensor();
+    at::Tensor db_proj = ctx->needs_input_grad(4) ? bias_grad(dy, arg("b_proj")) : at::Tensor();
+    auto d_pre = lt_dgelu(dy, proj16, pre);
+    at::Tensor dw_fc = ctx->needs_input_grad(1) ? weight_grad(d_pre, x, arg("w_fc"), mode) : at::Tensor();
+    at::Tensor db_fc = ctx->needs_input_grad(2) ? bias_grad(d_pre, arg("b_fc")) : at::Tensor();
+    at::Tensor dx = ctx->needs_input_grad(0) ? at::mm(d_pre, fc16) : at::Tensor();
+    return {dx, dw_fc, db_fc, dw_proj, db_proj, at::Tensor()};
   }
 };
 
@@ -135,17 +178,18 @@ bool fused_linear_available(const at::Tensor& x) {
 #endif
 }
 
-at::Tensor linear_fused_bgrad(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b) {
-  const char* fn = "linear_fused_bgrad";
+at::Tensor linear_fused(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b,
+                        WeightGrad mode) {
+  const char* fn = "linear_fused";
   check_input(fn, x);
   check_layer(fn, "the", w, b, x.size(-1));
   if (!fused_linear_available(x) || x.numel() == 0 || !lt_shape_supported(w.size(1), w.size(0)))
     return at::linear(x, w, b);
-  return unrows(LinearBGrad::apply(rows(x), to_bf16(w), bias_operand(b)), x);
+  return unrows(LinearBias::apply(rows(x), w, b, static_cast<int64_t>(mode)), x);
 }
 
 at::Tensor mlp_gelu_fused(const at::Tensor& x, const at::Tensor& w_fc, const at::Tensor& b_fc,
-                          const at::Tensor& w_proj, const at::Tensor& b_proj) {
+                          const at::Tensor& w_proj, const at::Tensor& b_proj, WeightGrad mode) {
   const char* fn = "mlp_gelu_fused";
   check_input(fn, x);
   check_layer(fn, "c_fc", w_fc, b_fc, x.size(-1));
@@ -154,9 +198,7 @@ at::Tensor mlp_gelu_fused(const at::Tensor& x, const at::Tensor& w_fc, const at:
       !lt_shape_supported(w_fc.size(1), w_fc.size(0)) ||
       !lt_shape_supported(w_proj.size(1), w_proj.size(0)))
     return at::linear(at::gelu(at::linear(x, w_fc, b_fc), "tanh"), w_proj, b_proj);
-  return unrows(MlpGelu::apply(rows(x), to_bf16(w_fc), bias_operand(b_fc), to_bf16(w_proj),
-                               bias_operand(b_proj)),
-                x);
+  return unrows(MlpGelu::apply(rows(x), w_fc, b_fc, w_proj, b_proj, static_cast<int64_t>(mode)), x);
 }
 
 }  // namespace gptbench

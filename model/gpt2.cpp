@@ -12,6 +12,7 @@
 #include <cmath>
 #include <optional>
 #include <stdexcept>
+#include <tuple>
 
 namespace gptbench {
 
@@ -80,8 +81,8 @@ CausalSelfAttentionImpl::CausalSelfAttentionImpl(const GPT2Config& cfg, AttnImpl
 torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x) {
   const int64_t B = x.size(0), T = x.size(1), C = x.size(2);
   const bool fused = kernels == BlockKernels::kFused;
-  auto linear = [fused](torch::nn::Linear& l, const torch::Tensor& t) {
-    return fused ? linear_fused_bgrad(t, l->weight, l->bias) : l->forward(t);
+  auto linear = [fused, this](torch::nn::Linear& l, const torch::Tensor& t) {
+    return fused ? linear_fused(t, l->weight, l->bias, weight_grad) : l->forward(t);
   };
   auto qkv = linear(c_attn, x).split(C, /*dim=*/2);  // 3 × (B, T, C)
   auto heads = [&](const torch::Tensor& t) {
@@ -99,7 +100,7 @@ MLPImpl::MLPImpl(const GPT2Config& cfg) {
 
 torch::Tensor MLPImpl::forward(const torch::Tensor& x) {
   if (kernels == BlockKernels::kFused)
-    return mlp_gelu_fused(x, c_fc->weight, c_fc->bias, c_proj->weight, c_proj->bias);
+    return mlp_gelu_fused(x, c_fc->weight, c_fc->bias, c_proj->weight, c_proj->bias, weight_grad);
   return c_proj->forward(at::gelu(c_fc->forward(x), "tanh"));
 }
 
@@ -131,6 +132,20 @@ torch::Tensor BlockImpl::forward(const torch::Tensor& x) {
   return h + mlp->forward(y);
 }
 
+std::pair<torch::Tensor, torch::Tensor> BlockImpl::forward_deferred(const torch::Tensor& x_prev,
+                                                                    const torch::Tensor& branch_prev) {
+  torch::Tensor x = x_prev, y1;
+  if (branch_prev.defined()) {
+    auto in = fused_add_layernorm(x_prev, branch_prev, ln_1->weight, ln_1->bias, ln_eps(ln_1));
+    x = in.h;
+    y1 = in.y;
+  } else {
+    y1 = norm_1(x_prev);
+  }
+  auto [h, y2] = add_norm_2(x, attn->forward(y1));
+  return {h, mlp->forward(y2)};
+}
+
 GPT2Impl::GPT2Impl(const GPT2Config& cfg_, AttnImpl impl) : cfg(cfg_) {
   wte = register_module("wte", torch::nn::Embedding(cfg.embedding_rows(), cfg.d_model));
   wpe = register_module("wpe", torch::nn::Embedding(cfg.n_ctx, cfg.d_model));
@@ -159,9 +174,12 @@ void GPT2Impl::set_attn_impl(AttnImpl impl) {
   for (auto& b : blocks) b->attn->impl = impl;
 }
 
-void GPT2Impl::set_block_kernels(BlockKernels k) {
+void GPT2Impl::set_block_kernels(BlockKernels k, WeightGrad wg) {
   kernels = k;
-  for (auto& b : blocks) b->kernels = b->attn->kernels = b->mlp->kernels = k;
+  for (auto& b : blocks) {
+    b->kernels = b->attn->kernels = b->mlp->kernels = k;
+    b->attn->weight_grad = b->mlp->weight_grad = wg;
+  }
 }
 
 torch::Tensor GPT2Impl::forward(const torch::Tensor& idx) {
@@ -174,6 +192,16 @@ torch::Tensor GPT2Impl::forward_padded(const torch::Tensor& idx) {
   TORCH_CHECK(T <= cfg.n_ctx, "sequence length ", T, " exceeds the context ", cfg.n_ctx);
   auto pos = at::arange(T, idx.options().dtype(at::kLong));
   auto x = wte->forward(idx) + wpe->forward(pos);  // (B, T, C)
+  if (kernels == BlockKernels::kFused && checkpointing.mode == CheckpointMode::kNone) {
+    torch::Tensor branch;  // the last block's MLP output, added by ln_f's kernel
+    for (size_t i = 0; i < blocks.size(); ++i) {
+      if (block_hooks.before_use) block_hooks.before_use(static_cast<int64_t>(i));
+      std::tie(x, branch) = blocks[i]->forward_deferred(x, branch);
+    }
+    x = branch.defined() ? fused_add_layernorm(x, branch, ln_f->weight, ln_f->bias, ln_eps(ln_f)).y
+                         : fused_layernorm(x, ln_f->weight, ln_f->bias, ln_eps(ln_f));
+    return at::matmul(x, wte->weight.t());
+  }
   for (size_t i = 0; i < blocks.size(); ++i)
     x = block_forward(*blocks[i], x, static_cast<int64_t>(i), checkpointing, &block_hooks);
   x = kernels == BlockKernels::kFused ? fused_layernorm(x, ln_f->weight, ln_f->bias, ln_eps(ln_f))

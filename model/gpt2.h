@@ -15,6 +15,7 @@
 
 #include "model/checkpoint.h"
 #include "model/config.h"
+#include "model/fused_linear.h"
 
 namespace gptbench {
 
@@ -36,8 +37,8 @@ torch::Tensor causal_attention(const torch::Tensor& q, const torch::Tensor& k,
 // torch: LibTorch's LayerNorm, Linear, GELU, adds and casts; fused: our kernels where they
 // apply, LibTorch's otherwise — the fused residual-add + LayerNorm (ops/layernorm.h: LayerNorm
 // straight to bf16 under autocast, the residual add and its gradient in the same pass) and, in
-// bf16, Linear layers with cuBLASLt epilogues (model/fused_linear.h: bias gradients inside the
-// weight-gradient GEMM, the MLP's tanh-GELU inside its GEMMs). The same function.
+// bf16, Linear layers with cuBLASLt epilogues (model/fused_linear.h: fp32 weight gradients from
+// the GEMM, the MLP's tanh-GELU inside its GEMMs). The same function.
 enum class BlockKernels { kTorch, kFused };
 BlockKernels parse_block_kernels(const std::string& name);  // "torch" or "fused"
 const char* block_kernels_name(BlockKernels k);
@@ -50,6 +51,7 @@ struct CausalSelfAttentionImpl : torch::nn::Module {
   int64_t n_head;
   AttnImpl impl;
   BlockKernels kernels = BlockKernels::kTorch;
+  WeightGrad weight_grad = WeightGrad::kReturn;  // fused Linear layers (model/fused_linear.h)
 };
 TORCH_MODULE(CausalSelfAttention);
 
@@ -59,6 +61,7 @@ struct MLPImpl : torch::nn::Module {
 
   torch::nn::Linear c_fc{nullptr}, c_proj{nullptr};
   BlockKernels kernels = BlockKernels::kTorch;
+  WeightGrad weight_grad = WeightGrad::kReturn;
 };
 TORCH_MODULE(MLP);
 
@@ -70,6 +73,14 @@ struct BlockImpl : torch::nn::Module {
   torch::Tensor norm_1(const torch::Tensor& x);
   std::pair<torch::Tensor, torch::Tensor> add_norm_2(const torch::Tensor& x,
                                                      const torch::Tensor& branch);
+  // The fused blocks' chain without recomputation, the residual adds deferred: the block's input
+  // is x_prev + branch_prev (branch_prev undefined: x_prev alone), added inside ln_1's kernel,
+  // and it returns (h, mlp(ln_2(h))) unadded, for the next block's ln_1 or ln_f to add. Each
+  // block's output is then written once, by the LayerNorm that reads it, instead of by a
+  // separate fp32 add (and its gradient reaches the MLP in bf16, with the residual gradient
+  // added in the LayerNorm's backward).
+  std::pair<torch::Tensor, torch::Tensor> forward_deferred(const torch::Tensor& x_prev,
+                                                           const torch::Tensor& branch_prev);
 
   BlockKernels kernels = BlockKernels::kTorch;
 
@@ -91,7 +102,9 @@ struct GPT2Impl : torch::nn::Module {
   // Mean cross-entropy of the logits for idx against targets (B, T), computed in fp32.
   torch::Tensor loss(const torch::Tensor& idx, const torch::Tensor& targets);
   void set_attn_impl(AttnImpl impl);
-  void set_block_kernels(BlockKernels k);  // every block and the final LayerNorm
+  // Every block and the final LayerNorm; `wg`: where the fused Linear layers put their weight
+  // gradients (kAccumulate: straight into .grad, unseen by gradient hooks).
+  void set_block_kernels(BlockKernels k, WeightGrad wg = WeightGrad::kReturn);
 
   GPT2Config cfg;
   CheckpointPolicy checkpointing;  // activation recomputation of the blocks (model/checkpoint.h)

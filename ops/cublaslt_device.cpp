@@ -44,15 +44,15 @@ cublasLtMatrixLayout_t create_layout(cudaDataType_t data, int64_t rows, int64_t 
 
 }  // namespace
 
-LtMatmulDescs::LtMatmulDescs(cublasComputeType_t compute, cudaDataType_t data, int64_t m, int64_t n,
-                             int64_t k, bool trans_a, bool trans_b) {
+LtMatmulDescs::LtMatmulDescs(cublasComputeType_t compute, cudaDataType_t data, cudaDataType_t out,
+                             int64_t m, int64_t n, int64_t k, bool trans_a, bool trans_b) {
   try {
     CUBLAS_CHECK(cublasLtMatmulDescCreate(&op, compute, CUDA_R_32F));
     set(CUBLASLT_MATMUL_DESC_TRANSA, trans_a ? CUBLAS_OP_T : CUBLAS_OP_N);
     set(CUBLASLT_MATMUL_DESC_TRANSB, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N);
     a = create_layout(data, m, k, trans_a);
     b = create_layout(data, k, n, trans_b);
-    d = create_layout(data, m, n, false);
+    d = create_layout(out, m, n, false);
   } catch (...) {
     release();  // what was created before the failure
     throw;

@@ -39,7 +39,7 @@ struct LtContext {
 LtContext lt_context(int device);
 
 // The descriptors of one GEMM in cuBLASLt's column-major terms, D(m, n) = op(A)(m, k)·op(B)(k, n)
-// with every operand of type `data` and C laid out as D: A is stored (k, m) when trans_a, else
+// with A and B of type `data`, C and D of type `out` (default: `data`), C laid out as D: A is stored (k, m) when trans_a, else
 // (m, k); B (n, k) when trans_b, else (k, n); each column-major with its first dimension as the
 // leading one. Created together, released on destruction.
 struct LtMatmulDescs {
@@ -47,7 +47,10 @@ struct LtMatmulDescs {
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
 
   LtMatmulDescs(cublasComputeType_t compute, cudaDataType_t data, int64_t m, int64_t n, int64_t k,
-                bool trans_a, bool trans_b);
+                bool trans_a, bool trans_b)
+      : LtMatmulDescs(compute, data, data, m, n, k, trans_a, trans_b) {}
+  LtMatmulDescs(cublasComputeType_t compute, cudaDataType_t data, cudaDataType_t out, int64_t m,
+                int64_t n, int64_t k, bool trans_a, bool trans_b);
   ~LtMatmulDescs();
   LtMatmulDescs(const LtMatmulDescs&) = delete;
   LtMatmulDescs& operator=(const LtMatmulDescs&) = delete;

@@ -6,13 +6,14 @@
 // gradient: per LayerNorm and step about 8 passes over (rows, C) fp32 become 3 (forward: read
 // x and branch, write h and y; backward: read dy, h and dres, write dx and dbranch).
 // One warp per row, the row in registers (VEC float4 groups per lane), rows in a grid-stride
-// loop. The backward keeps each lane's columns' dgamma/dbeta sums in registers over its rows,
-// adds the block's warps in shared memory (in warp order) and writes one partial row per block;
-// a second kernel adds the partials: no atomics, so the result is deterministic.
+// loop. The backward keeps each warp's dgamma/dbeta sums over its rows in shared memory (each
+// lane its own columns), adds the block's warps in warp order and writes one partial row per
+// block; a second kernel adds the partials: no atomics, so the result is deterministic.
 #include <cuda_bf16.h>
 
+#include <map>
 #include <mutex>
-#include <vector>
+#include <utility>
 
 #include "ops/cuda_check.h"
 #include "ops/device/convert.cuh"
@@ -25,7 +26,6 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
 constexpr int kFwdBlocksPerSm = 8;  // the forward's grid: 8 blocks per SM, resident or queued
-constexpr int kBwdBlocksPerSm = 2;  // VEC <= 6 (C <= 768); larger rows run one block per SM
 
 // Four consecutive values of a row as float4, from/to fp32 or bf16 storage.
 __device__ __forceinline__ float4 load4(const float* p) { return *reinterpret_cast<const float4*>(p); }
@@ -102,40 +102,59 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// Per-warp dgamma/dbeta sums of the backward live in shared memory, not registers, and a row's
+// dy, h and dres are loaded together (one round trip per row): the row then fits the registers
+// of 4 blocks per SM at C ≤ 512 and of 2 at C ≤ 1,024. With the sums in registers and dres
+// loaded after the row's reductions (the first version), C = 1,024 ran one block (8 warps) per
+// SM at 162 µs per call on an H200 (16,384 rows, GPT-2 medium): about 40% of copy bandwidth.
+constexpr int bwd_blocks_per_sm(int vec) { return vec <= 4 ? 4 : vec <= 8 ? 2 : 1; }
+
 template <int VEC, typename TD, typename TB>
-__global__ void __launch_bounds__(kThreads, VEC <= 6 ? kBwdBlocksPerSm : 1)
+__global__ void __launch_bounds__(kThreads, bwd_blocks_per_sm(VEC))
     ln_backward_kernel(LnBackward a) {
-  __shared__ float4 part[2][kLnMaxColumns / 4];  // dgamma, dbeta of the block
+  extern __shared__ float4 sums[];  // [kWarps][2][C/4]: each warp's dgamma, then dbeta sums
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, groups = a.columns / 4;
   const float inv_c = 1.f / static_cast<float>(a.columns);
-  float4 acc_g[VEC], acc_b[VEC];
+  float4* acc_g = sums + static_cast<int64_t>(warp) * 2 * groups;  // this lane's slots only
+  float4* acc_b = acc_g + groups;
 #pragma unroll
-  for (int k = 0; k < VEC; ++k) acc_g[k] = acc_b[k] = make_float4(0.f, 0.f, 0.f, 0.f);
+  for (int k = 0; k < VEC; ++k)
+    if (group_ok(lane, k, groups)) acc_g[lane + 32 * k] = acc_b[lane + 32 * k] = make_float4(0.f, 0.f, 0.f, 0.f);
   for (int64_t r = static_cast<int64_t>(blockIdx.x) * kWarps + warp; r < a.rows;
        r += static_cast<int64_t>(gridDim.x) * kWarps) {
     const int64_t base = r * a.columns;
     const float mean = a.mean[r], rstd = a.rstd[r];
-    float4 dy[VEC], xh[VEC];
+    float4 dy[VEC], xh[VEC], dres[VEC];
     float sg = 0.f, sgx = 0.f;
 #pragma unroll
-    for (int k = 0; k < VEC; ++k) {
+    for (int k = 0; k < VEC; ++k) {  // every load of the row first: one round trip per row
       if (!group_ok(lane, k, groups)) continue;
       const int c = 4 * (lane + 32 * k);
       dy[k] = load4(typed<TD>(a.dy) + base + c);
-      const float4 h = load4(a.h + base + c), g = load4(a.gamma + c);
+      xh[k] = load4(a.h + base + c);
+      dres[k] = a.dres != nullptr ? load4(a.dres + base + c) : make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) {
+      if (!group_ok(lane, k, groups)) continue;
+      const int i = lane + 32 * k, c = 4 * i;
+      const float4 h = xh[k], g = load4(a.gamma + c);
       xh[k] = make_float4((h.x - mean) * rstd, (h.y - mean) * rstd, (h.z - mean) * rstd,
                           (h.w - mean) * rstd);
       const float4 gd = make_float4(dy[k].x * g.x, dy[k].y * g.y, dy[k].z * g.z, dy[k].w * g.w);
       sg += sum4(gd);
       sgx += (gd.x * xh[k].x + gd.y * xh[k].y) + (gd.z * xh[k].z + gd.w * xh[k].w);
-      acc_g[k].x += dy[k].x * xh[k].x;
-      acc_g[k].y += dy[k].y * xh[k].y;
-      acc_g[k].z += dy[k].z * xh[k].z;
-      acc_g[k].w += dy[k].w * xh[k].w;
-      acc_b[k].x += dy[k].x;
-      acc_b[k].y += dy[k].y;
-      acc_b[k].z += dy[k].z;
-      acc_b[k].w += dy[k].w;
+      float4 ag = acc_g[i], ab = acc_b[i];
+      ag.x += dy[k].x * xh[k].x;
+      ag.y += dy[k].y * xh[k].y;
+      ag.z += dy[k].z * xh[k].z;
+      ag.w += dy[k].w * xh[k].w;
+      ab.x += dy[k].x;
+      ab.y += dy[k].y;
+      ab.z += dy[k].z;
+      ab.w += dy[k].w;
+      acc_g[i] = ag;
+      acc_b[i] = ab;
     }
     const float mg = warp_sum(sg) * inv_c, mgx = warp_sum(sgx) * inv_c;
 #pragma unroll
@@ -143,42 +162,24 @@ __global__ void __launch_bounds__(kThreads, VEC <= 6 ? kBwdBlocksPerSm : 1)
       if (!group_ok(lane, k, groups)) continue;
       const int c = 4 * (lane + 32 * k);
       const float4 g = load4(a.gamma + c);
-      float4 d = make_float4(rstd * (dy[k].x * g.x - mg - xh[k].x * mgx),
-                             rstd * (dy[k].y * g.y - mg - xh[k].y * mgx),
-                             rstd * (dy[k].z * g.z - mg - xh[k].z * mgx),
-                             rstd * (dy[k].w * g.w - mg - xh[k].w * mgx));
-      if (a.dres != nullptr) {
-        const float4 rr = load4(a.dres + base + c);
-        d = make_float4(d.x + rr.x, d.y + rr.y, d.z + rr.z, d.w + rr.w);
-      }
+      const float4 d = make_float4(rstd * (dy[k].x * g.x - mg - xh[k].x * mgx) + dres[k].x,
+                                   rstd * (dy[k].y * g.y - mg - xh[k].y * mgx) + dres[k].y,
+                                   rstd * (dy[k].z * g.z - mg - xh[k].z * mgx) + dres[k].z,
+                                   rstd * (dy[k].w * g.w - mg - xh[k].w * mgx) + dres[k].w);
       store4(a.dx + base + c, d);
       if (a.dbranch != nullptr) store4(typed<TB>(a.dbranch) + base + c, d);
     }
   }
-  // The block's sums: warp 0 writes, the others add in turn (a fixed order: deterministic).
-  for (int w = 0; w < kWarps; ++w) {
-    if (warp == w) {
-#pragma unroll
-      for (int k = 0; k < VEC; ++k) {
-        if (!group_ok(lane, k, groups)) continue;
-        const int i = lane + 32 * k;
-        if (w == 0) {
-          part[0][i] = acc_g[k];
-          part[1][i] = acc_b[k];
-        } else {
-          float4& pg = part[0][i];
-          float4& pb = part[1][i];
-          pg = make_float4(pg.x + acc_g[k].x, pg.y + acc_g[k].y, pg.z + acc_g[k].z, pg.w + acc_g[k].w);
-          pb = make_float4(pb.x + acc_b[k].x, pb.y + acc_b[k].y, pb.z + acc_b[k].z, pb.w + acc_b[k].w);
-        }
-      }
-    }
-    __syncthreads();
-  }
+  // The block's sums, its warps added in warp order (deterministic), one partial row per block.
+  __syncthreads();
   float* out = a.scratch + static_cast<int64_t>(blockIdx.x) * 2 * a.columns;
-  for (int i = threadIdx.x; i < groups; i += kThreads) {
-    store4(out + 4 * i, part[0][i]);
-    store4(out + a.columns + 4 * i, part[1][i]);
+  for (int i = threadIdx.x; i < 2 * groups; i += kThreads) {
+    float4 t = sums[i];
+    for (int w = 1; w < kWarps; ++w) {
+      const float4 v = sums[static_cast<int64_t>(w) * 2 * groups + i];
+      t = make_float4(t.x + v.x, t.y + v.y, t.z + v.z, t.w + v.w);
+    }
+    store4(out + 4 * i, t);  // [0, C): dgamma; [C, 2C): dbeta
   }
 }
 
@@ -205,17 +206,19 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-int sm_count() {
+// An attribute of the current device, read once per device.
+int device_attribute(cudaDeviceAttr attr) {
   static std::mutex mu;
-  static std::vector<int> counts;
+  static std::map<std::pair<int, int>, int> values;
   int dev = 0;
   CUDA_CHECK(cudaGetDevice(&dev));
   std::lock_guard<std::mutex> lock(mu);
-  if (static_cast<int>(counts.size()) <= dev) counts.resize(dev + 1, 0);
-  if (counts[dev] == 0)
-    CUDA_CHECK(cudaDeviceGetAttribute(&counts[dev], cudaDevAttrMultiProcessorCount, dev));
-  return counts[dev];
+  auto [it, fresh] = values.try_emplace({dev, static_cast<int>(attr)}, 0);
+  if (fresh) CUDA_CHECK(cudaDeviceGetAttribute(&it->second, attr, dev));
+  return it->second;
 }
+
+int sm_count() { return device_attribute(cudaDevAttrMultiProcessorCount); }
 
 // Blocks for a grid-stride loop over rows, a warp per row: at most blocks_per_sm per SM, never
 // more than the rows need (at least one).
@@ -225,18 +228,22 @@ int64_t row_blocks(int64_t rows, int blocks_per_sm) {
   return need < full ? (need > 0 ? need : 1) : full;
 }
 
-int64_t backward_blocks(int64_t rows) { return row_blocks(rows, kBwdBlocksPerSm); }
-
 // VEC = float4 groups per lane: the smallest instantiated count that covers the row.
+int vec_for(int columns) {
+  const int groups_per_lane = (columns / 4 + 31) / 32;
+  for (int v : {2, 4, 6, 8, 10}) if (groups_per_lane <= v) return v;
+  return 13;
+}
 template <typename F>
 void with_vec(int columns, F&& f) {
-  const int groups_per_lane = (columns / 4 + 31) / 32;
-  if (groups_per_lane <= 2) f(std::integral_constant<int, 2>());
-  else if (groups_per_lane <= 4) f(std::integral_constant<int, 4>());
-  else if (groups_per_lane <= 6) f(std::integral_constant<int, 6>());
-  else if (groups_per_lane <= 8) f(std::integral_constant<int, 8>());
-  else if (groups_per_lane <= 10) f(std::integral_constant<int, 10>());
-  else f(std::integral_constant<int, 13>());
+  switch (vec_for(columns)) {
+    case 2: f(std::integral_constant<int, 2>()); break;
+    case 4: f(std::integral_constant<int, 4>()); break;
+    case 6: f(std::integral_constant<int, 6>()); break;
+    case 8: f(std::integral_constant<int, 8>()); break;
+    case 10: f(std::integral_constant<int, 10>()); break;
+    default: f(std::integral_constant<int, 13>());
+  }
 }
 
 template <typename F>
@@ -252,14 +259,23 @@ void with_vec_and_types(int columns, ElemType a, ElemType b, F&& f) {
   });
 }
 
+// The backward's shared memory (kWarps·2·C floats) and grid: as many blocks per SM as its
+// launch bounds promise, at most what the rows need.
+size_t backward_smem_bytes(int64_t columns) { return sizeof(float) * kWarps * 2 * columns; }
+int64_t backward_blocks(int64_t rows, int64_t columns) {
+  return row_blocks(rows, bwd_blocks_per_sm(vec_for(static_cast<int>(columns))));
+}
+
 }  // namespace
 
 bool layernorm_kernel_supports(int64_t columns) {
-  return columns > 0 && columns % 4 == 0 && columns <= kLnMaxColumns;
+  return columns > 0 && columns % 4 == 0 && columns <= kLnMaxColumns &&
+         backward_smem_bytes(columns) <=
+             static_cast<size_t>(device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin));
 }
 
 int64_t layernorm_backward_scratch_floats(int64_t rows, int64_t columns) {
-  return backward_blocks(rows) * 2 * columns;
+  return backward_blocks(rows, columns) * 2 * columns;
 }
 
 void launch_layernorm_forward(const LnForward& a, cudaStream_t stream) {
@@ -274,10 +290,13 @@ void launch_layernorm_forward(const LnForward& a, cudaStream_t stream) {
 
 void launch_layernorm_backward(const LnBackward& a, cudaStream_t stream) {
   if (a.rows == 0) return;
-  const int grid = static_cast<int>(backward_blocks(a.rows));
+  const int grid = static_cast<int>(backward_blocks(a.rows, a.columns));
+  const size_t smem = backward_smem_bytes(a.columns);
   with_vec_and_types(a.columns, a.dy_dtype, a.dbranch_dtype, [&](auto vec, auto td, auto tb) {
-    ln_backward_kernel<decltype(vec)::value, decltype(td), decltype(tb)>
-        <<<grid, kThreads, 0, stream>>>(a);
+    auto kernel = &ln_backward_kernel<decltype(vec)::value, decltype(td), decltype(tb)>;
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(smem)));
+    kernel<<<grid, kThreads, smem, stream>>>(a);
   });
   CUDA_CHECK_LAUNCH();
   const int width = 2 * a.columns;

@@ -11,7 +11,9 @@
 
 namespace gptbench {
 
-// The kernels keep a row in registers: C must be a multiple of 4 and at most kLnMaxColumns,
+// The kernels keep a row in registers: C must be a multiple of 4 and at most kLnMaxColumns, the
+// backward's per-warp sums (8·2·C floats) must fit the current device's shared memory per block
+// (every C up to kLnMaxColumns does on Ampere and Hopper),
 // and every pointer 16-byte aligned (8-byte for bf16 tensors; ops/layernorm.cpp copies an
 // operand that is not).
 constexpr int kLnMaxColumns = 1664;

@@ -1,13 +1,14 @@
 // cuBLASLt GEMMs with epilogues for Linear layers (ops/linear_lt.h). As in gemm_cublaslt.cpp, a
 // row-major matrix stored (r, c) is cuBLASLt's column-major (c, r) with leading dimension c, so
 // the row-major y(N, out) = x·wᵀ is the column-major yᵀ(out, N) = w(in,out)ᵀ·xᵀ(in, N): cuBLASLt
-// sees m = out, n = N, and its "rows of D" (where BIAS adds) are our features. BGRADB reduces its B operand over k: the weight gradient dwᵀ(in, out) = xᵀ(in, N)·dy
-// with B = dy stored (out, N), op T, k = N, so db = Σrows dy (the TransformerEngine / apex
-// wgrad layout: transa N, transb T). DGELU_BGRAD is not used: on H200 (cuBLAS 13.0) its bf16
-// bias gradient was off by up to 2.7% of an element (0.7% of the rms) for GPT-2 small's c_fc,
-// as if partial sums were rounded to bf16, and cuBLASLt takes no fp32 bias-gradient type there;
-// DGELU followed by the BGRADB weight-gradient GEMM sums the bf16 d_pre in fp32 instead, as
-// the unfused backward's reduction does.
+// sees m = out, n = N, and its "rows of D" (where BIAS adds) are our features. The weight
+// gradient dwᵀ(in, out) = xᵀ(in, N)·dy with B = dy stored (out, N), op T, k = N (the
+// TransformerEngine / apex wgrad layout: transa N, transb T), written in fp32 (C = D, beta 1 to
+// accumulate). Bias gradients are not taken from the BGRADB epilogue: on H200 (cuBLAS 13.0) it
+// ran as a separate kernel after the GEMM (globalKernelBgradAB) at about half of copy bandwidth,
+// 3.2 ms of an 85 ms GPT-2 medium step, where a column sum (fused_linear.cpp) costs about a
+// third of that. DGELU_BGRAD is not used either: its bf16 bias gradient was off by up to 2.7% of
+// an element (0.7% of the rms) for GPT-2 small's c_fc, as if partial sums were rounded to bf16.
 #include "ops/linear_lt.h"
 
 #include <stdexcept>
@@ -30,19 +31,20 @@
 namespace gptbench {
 namespace {
 
-enum class Epi : int { kBias, kGeluAuxBias, kDGelu, kBGradB };
+enum class Epi : int { kNone, kBias, kGeluAuxBias, kDGelu };
 
 cublasLtEpilogue_t lt_epilogue(Epi e) {
   switch (e) {
+    case Epi::kNone: return CUBLASLT_EPILOGUE_DEFAULT;
     case Epi::kBias: return CUBLASLT_EPILOGUE_BIAS;
     case Epi::kGeluAuxBias: return CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
     case Epi::kDGelu: return CUBLASLT_EPILOGUE_DGELU;
-    case Epi::kBGradB: return CUBLASLT_EPILOGUE_BGRADB;
   }
   return CUBLASLT_EPILOGUE_DEFAULT;
 }
 
-// One GEMM in cuBLASLt's column-major terms: D(m, n) = op(A)(m, k)·op(B)(k, n), all bf16.
+// One GEMM in cuBLASLt's column-major terms: D(m, n) = op(A)(m, k)·op(B)(k, n) (+ D when beta
+// is 1), A and B bf16, D bf16 or fp32.
 struct LtCall {
   int64_t m, n, k;
   bool trans_a, trans_b;
@@ -50,9 +52,11 @@ struct LtCall {
   const void* b;
   void* d;
   Epi epi;
-  void* bias;                // bias (read) or bias gradient (written); null for DGELU
+  void* bias;                // bias (read); null for DGELU and the weight gradient
   cudaDataType_t bias_type;  // CUDA_R_16BF or CUDA_R_32F
   void* aux = nullptr;       // GELU input (m, n), ld m: written by GELU_AUX_BIAS, read by DGELU
+  cudaDataType_t d_type = CUDA_R_16BF;
+  float beta = 0.0f;
 };
 
 // Largest power of two (<= 256) dividing the address.
@@ -68,17 +72,18 @@ int call_alignment(const LtCall& c) {
   return c.aux ? std::min(a, alignment(c.aux)) : a;
 }
 
-// (m, n, k, trans_a, trans_b, epilogue, bias type, alignment, device)
-using PlanKey = std::tuple<int64_t, int64_t, int64_t, bool, bool, int, int, int, int>;
+// (m, n, k, trans_a, trans_b, epilogue, bias type, D type, alignment, device)
+using PlanKey = std::tuple<int64_t, int64_t, int64_t, bool, bool, int, int, int, int, int>;
 
 // Descriptors of one problem and its algorithm; the pointers are set per call.
 struct LtPlan : LtMatmulDescs {
   cublasLtMatmulAlgo_t algo{};
 
   explicit LtPlan(const LtCall& c)
-      : LtMatmulDescs(CUBLAS_COMPUTE_32F, CUDA_R_16BF, c.m, c.n, c.k, c.trans_a, c.trans_b) {
+      : LtMatmulDescs(CUBLAS_COMPUTE_32F, CUDA_R_16BF, c.d_type, c.m, c.n, c.k, c.trans_a,
+                      c.trans_b) {
     set(CUBLASLT_MATMUL_DESC_EPILOGUE, lt_epilogue(c.epi));
-    set(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, static_cast<int32_t>(c.bias_type));
+    if (c.epi != Epi::kNone) set(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, static_cast<int32_t>(c.bias_type));
     if (c.aux) set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, c.m);
     set_pointers(c);
   }
@@ -126,10 +131,10 @@ LtState& lt_state() {
 
 const char* epi_name(Epi e) {
   switch (e) {
+    case Epi::kNone: return "DEFAULT";
     case Epi::kBias: return "BIAS";
     case Epi::kGeluAuxBias: return "GELU_AUX_BIAS";
     case Epi::kDGelu: return "DGELU";
-    case Epi::kBGradB: return "BGRADB";
   }
   return "?";
 }
@@ -144,7 +149,7 @@ void run(const LtCall& c, const at::Device& device) {
   std::lock_guard<std::mutex> lock(st.mu);
   const LtContext lt = lt_context(dev);
   PlanKey key{c.m, c.n, c.k, c.trans_a, c.trans_b, static_cast<int>(c.epi),
-              static_cast<int>(c.bias_type), align, dev};
+              static_cast<int>(c.bias_type), static_cast<int>(c.d_type), align, dev};
   auto it = st.plans.find(key);
   if (it == st.plans.end()) {
     auto plan = std::make_unique<LtPlan>(c);
@@ -157,8 +162,8 @@ void run(const LtCall& c, const at::Device& device) {
   }
   LtPlan& p = *it->second;
   p.set_pointers(c);
-  const float alpha = 1.0f, beta = 0.0f;
-  CUBLAS_CHECK(cublasLtMatmul(lt.handle, p.op, &alpha, c.a, p.a, c.b, p.b, &beta, c.d, p.d, c.d,
+  const float alpha = 1.0f;
+  CUBLAS_CHECK(cublasLtMatmul(lt.handle, p.op, &alpha, c.a, p.a, c.b, p.b, &c.beta, c.d, p.d, c.d,
                               p.d, &p.algo, lt.workspace, kLtWorkspaceBytes, lt.stream));
 }
 
@@ -246,21 +251,21 @@ at::Tensor lt_dgelu(const at::Tensor& dy, const at::Tensor& w, const at::Tensor&
   return d_pre;
 }
 
-std::pair<at::Tensor, at::Tensor> lt_wgrad_bgrad(const at::Tensor& dy, const at::Tensor& x,
-                                                 at::ScalarType bias_dtype) {
-  const char* fn = "lt_wgrad_bgrad";
+void lt_wgrad(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& dw, bool accumulate) {
+  const char* fn = "lt_wgrad";
   check_matrix(fn, "dy", dy);
   check_matrix(fn, "x", x);
   const int64_t n = dy.size(0), out = dy.size(1), in = x.size(1);
   check_rows(fn, "x", x, n, in);
   check_features(fn, in, out);
-  const cudaDataType_t bt = bias_type(fn, bias_dtype);
-  auto dw = at::empty({out, in}, dy.options());
-  auto db = at::empty({out}, dy.options().dtype(bias_dtype));
+  if (!dw.defined() || !dw.is_cuda() || dw.scalar_type() != at::kFloat || !dw.is_contiguous() ||
+      dw.dim() != 2 || dw.size(0) != out || dw.size(1) != in || dw.device() != dy.device())
+    bad(fn, "dw must be a contiguous fp32 (" + std::to_string(out) + ", " + std::to_string(in) +
+                ") tensor on dy's device");
   LtCall c{in, out, n, /*trans_a=*/false, /*trans_b=*/true, x.data_ptr(), dy.data_ptr(),
-           dw.data_ptr(), Epi::kBGradB, db.data_ptr(), bt};
+           dw.data_ptr(), Epi::kNone, nullptr, CUDA_R_32F, nullptr, CUDA_R_32F,
+           accumulate ? 1.0f : 0.0f};
   run(c, dy.device());
-  return {dw, db};
 }
 
 bool lt_fp32_bias_supported() {
@@ -275,8 +280,8 @@ bool lt_fp32_bias_supported() {
   char* p = static_cast<char*>(scratch.data_ptr());
   cublasLtHandle_t h = lt_device(dev).handle;
   bool ok = true;
-  for (Epi e : {Epi::kBias, Epi::kGeluAuxBias, Epi::kBGradB}) {
-    LtCall c{64, 64, 64, e != Epi::kBGradB, e == Epi::kBGradB, p, p + 8192, p + 16384, e,
+  for (Epi e : {Epi::kBias, Epi::kGeluAuxBias}) {
+    LtCall c{64, 64, 64, /*trans_a=*/true, /*trans_b=*/false, p, p + 8192, p + 16384, e,
              p + 24576, CUDA_R_32F, e == Epi::kGeluAuxBias ? p + 32768 : nullptr};
     try {
       LtPlan plan(c);
@@ -316,10 +321,7 @@ std::pair<at::Tensor, at::Tensor> lt_linear_gelu(const at::Tensor&, const at::Te
 at::Tensor lt_dgelu(const at::Tensor&, const at::Tensor&, const at::Tensor&) {
   no_cuda("lt_dgelu");
 }
-std::pair<at::Tensor, at::Tensor> lt_wgrad_bgrad(const at::Tensor&, const at::Tensor&,
-                                                 at::ScalarType) {
-  no_cuda("lt_wgrad_bgrad");
-}
+void lt_wgrad(const at::Tensor&, const at::Tensor&, const at::Tensor&, bool) { no_cuda("lt_wgrad"); }
 int64_t lt_plan_cache_size() { return 0; }
 
 }  // namespace gptbench

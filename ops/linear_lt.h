@@ -5,13 +5,13 @@
 //   lt_linear       y = x·wᵀ + b                                   (BIAS)
 //   lt_linear_gelu  h = gelu_tanh(x·wᵀ + b), pre = x·wᵀ + b        (GELU_AUX_BIAS)
 //   lt_dgelu        d_pre = (dy·w) ⊙ gelu_tanh'(pre)                (DGELU)
-//   lt_wgrad_bgrad  dw = dyᵀ·x, db = Σrows dy                       (BGRADB)
-// (The MLP's c_fc bias gradient comes from lt_wgrad_bgrad(d_pre, x): see linear_lt.cpp on why
-// not from DGELU_BGRAD.)
+//   lt_wgrad        dw (+)= dyᵀ·x in fp32                          (no epilogue)
+// (Bias gradients are column sums of dy by the caller: see linear_lt.cpp on why not from the
+// BGRADB or DGELU_BGRAD epilogues.)
 // Requirements (checked, std::invalid_argument otherwise): 2-d contiguous bf16 CUDA matrices
 // whose feature sizes (in, out) are multiples of 8 (cuBLASLt's GELU aux leading dimension must
 // be, and it keeps every row 16-byte aligned); any row count N >= 1; pointers 16-byte aligned.
-// A bias / bias gradient is bf16 or, where lt_fp32_bias_supported(), fp32.
+// A bias is bf16 or, where lt_fp32_bias_supported(), fp32.
 // Descriptors and the heuristic's algorithm are cached per (shape, epilogue, bias type,
 // alignment, device); each device has one cuBLASLt handle and a 32 MB workspace.
 // Built without CUDA, every function but lt_shape_supported throws std::runtime_error.
@@ -27,8 +27,8 @@ inline bool lt_shape_supported(int64_t in_features, int64_t out_features) {
   return in_features > 0 && out_features > 0 && in_features % 8 == 0 && out_features % 8 == 0;
 }
 
-// Whether cuBLASLt accepts fp32 bias and bias-gradient vectors beside bf16 matrices for the
-// BIAS, GELU_AUX_BIAS and BGRADB epilogues (probed once per process on the current device; false without CUDA).
+// Whether cuBLASLt accepts fp32 bias vectors beside bf16 matrices for the BIAS and
+// GELU_AUX_BIAS epilogues (probed once per process on the current device; false without CUDA).
 bool lt_fp32_bias_supported();
 
 at::Tensor lt_linear(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b);
@@ -40,9 +40,10 @@ std::pair<at::Tensor, at::Tensor> lt_linear_gelu(const at::Tensor& x, const at::
 // dy (N, out), w (out, in), pre (N, in). Returns d_pre bf16 (N, in).
 at::Tensor lt_dgelu(const at::Tensor& dy, const at::Tensor& w, const at::Tensor& pre);
 
-// dy (N, out), x (N, in). Returns {dw bf16 (out, in), db (out) of bias_dtype}.
-std::pair<at::Tensor, at::Tensor> lt_wgrad_bgrad(const at::Tensor& dy, const at::Tensor& x,
-                                                 at::ScalarType bias_dtype);
+// dy (N, out), x (N, in) bf16; dw a contiguous fp32 (out, in) tensor on their device, which
+// receives dyᵀ·x (accumulate: dw + dyᵀ·x), summed in fp32 and never rounded to bf16 (the
+// weight gradient of an fp32 master weight, as mixed-precision training keeps it).
+void lt_wgrad(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& dw, bool accumulate);
 
 // Number of cached plans (descriptor + algorithm) so far.
 int64_t lt_plan_cache_size();

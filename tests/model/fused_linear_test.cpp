@@ -74,6 +74,8 @@ void poison_allocator(c10::Device device) {
 //   rounded aux differs by ≤ max|x·gelu''(x)|·2^-8 ≈ 0.35·2^-8 of |dy·w|. 2^-5 is 3x that.
 constexpr double kRel = 1.0 / 128;
 constexpr double kRms = 1.0 / 32;
+// lt_wgrad's fp32 output: 2^-12, twice the worst fp32 summation error (see its test).
+constexpr double kWgradTol = 1.0 / 4096;
 
 bool have_cuda() { return torch::cuda::is_available(); }
 
@@ -121,12 +123,16 @@ TEST(LinearLtGpu, EpiloguesMatchFp32Reference) {
       auto d_pre_ref = at::gelu_backward(at::mm(dyf, wf), pre_in.to(at::kFloat), "tanh");
       EXPECT_EQ(close_elementwise(d_pre, d_pre_ref, kRel, 1.0 / 1024), "") << "DGELU";
 
-      poison_allocator(cuda);
-      auto [dw, db] = lt_wgrad_bgrad(dy, x, bt);
-      EXPECT_EQ(close_elementwise(dw, at::mm(dyf.t(), xf), kRel, 1.0 / 1024), "") << "BGRADB";
-      EXPECT_EQ(db.scalar_type(), bt);
-      EXPECT_EQ(close_elementwise(db, dyf.sum(0), kRel, 1.0 / 1024), "")
-          << "BGRADB bias gradient";
+      // The weight gradient stays fp32: exact bf16 products summed in fp32 over N ≤ 2048 rows,
+      // off by < N·2^-24 ≈ 2^-13 of the terms' magnitude (the reference's own order differs).
+      auto wgrad_ref = at::mm(dyf.t().to(at::kDouble), xf.to(at::kDouble));
+      auto dw = at::full({s.out, s.in}, NAN, x.options().dtype(at::kFloat));  // overwritten
+      lt_wgrad(dy, x, dw, /*accumulate=*/false);
+      EXPECT_EQ(close_elementwise(dw, wgrad_ref, kWgradTol, kWgradTol), "") << "weight gradient";
+      auto acc = at::randn({s.out, s.in}, x.options().dtype(at::kFloat));
+      auto expect = acc.to(at::kDouble) + wgrad_ref;
+      lt_wgrad(dy, x, acc, /*accumulate=*/true);
+      EXPECT_EQ(close_elementwise(acc, expect, kWgradTol, kWgradTol), "") << "weight gradient added";
     }
   }
 }
@@ -168,7 +174,11 @@ TEST(LinearLtGpu, RejectsOperandsItCannotTake) {
   EXPECT_THROW(lt_linear(x, w, b.narrow(0, 0, 16)), std::invalid_argument);
   auto shifted = at::randn({16 * 64 + 1}, o).narrow(0, 1, 16 * 64).view({16, 64});  // 2-byte offset
   EXPECT_THROW(lt_linear(shifted, w, b), std::invalid_argument);
-  EXPECT_THROW(lt_wgrad_bgrad(x, x, at::kHalf), std::invalid_argument);
+  auto dw = at::empty({64, 64}, o.dtype(at::kFloat));
+  EXPECT_NO_THROW(lt_wgrad(x, x, dw, false));
+  EXPECT_THROW(lt_wgrad(x, x, dw.to(at::kBFloat16), false), std::invalid_argument);  // bf16 dw
+  EXPECT_THROW(lt_wgrad(x, x, dw.t(), false), std::invalid_argument);               // not contiguous
+  EXPECT_THROW(lt_wgrad(x, x, at::empty({32, 64}, dw.options()), true), std::invalid_argument);
   // One plan per (shape, epilogue, ...): a second call reuses it.
   lt_linear(x, w, b);
   const int64_t plans = lt_plan_cache_size();
@@ -204,24 +214,32 @@ std::vector<at::Tensor> fp32_leaves(const std::vector<at::Tensor>& ts) {
   return out;
 }
 
-// Runs f on the inputs (leaves), backpropagates dy; returns {output, grads of the inputs}.
+// Runs f on the inputs (leaves) and backpropagates dy, `passes` times (the gradients add up, as
+// in gradient accumulation); returns {output, grads of the inputs}.
 using Fn = std::function<at::Tensor(const std::vector<at::Tensor>&)>;
 std::pair<at::Tensor, std::vector<at::Tensor>> run(const Fn& f, const std::vector<at::Tensor>& in,
-                                                   const at::Tensor& dy) {
-  auto y = f(in);
-  y.backward(dy.to(y.scalar_type()));
+                                                   const at::Tensor& dy, int passes = 1) {
+  at::Tensor y;
+  for (int i = 0; i < passes; ++i) {
+    y = f(in);
+    y.backward(dy.to(y.scalar_type()));
+  }
   std::vector<at::Tensor> grads;
   for (const auto& t : in) grads.push_back(t.grad());
   return {y.detach(), grads};
 }
 
-const Fn kLinear = [](const std::vector<at::Tensor>& t) {
-  return linear_fused_bgrad(t[0], t[1], t[2]);
-};
+Fn linear_with(WeightGrad mode) {
+  return [mode](const std::vector<at::Tensor>& t) { return linear_fused(t[0], t[1], t[2], mode); };
+}
+Fn mlp_with(WeightGrad mode) {
+  return [mode](const std::vector<at::Tensor>& t) {
+    return mlp_gelu_fused(t[0], t[1], t[2], t[3], t[4], mode);
+  };
+}
+const Fn kLinear = linear_with(WeightGrad::kReturn);
 const Fn kLinearRef = [](const std::vector<at::Tensor>& t) { return at::linear(t[0], t[1], t[2]); };
-const Fn kMlp = [](const std::vector<at::Tensor>& t) {
-  return mlp_gelu_fused(t[0], t[1], t[2], t[3], t[4]);
-};
+const Fn kMlp = mlp_with(WeightGrad::kReturn);
 const Fn kMlpRef = [](const std::vector<at::Tensor>& t) {
   return at::linear(at::gelu(at::linear(t[0], t[1], t[2]), "tanh"), t[3], t[4]);
 };
@@ -236,7 +254,7 @@ TEST(FusedLinear, CpuFallbackMatchesComposition) {
   EXPECT_FALSE(fused_linear_available(x));
   auto dy = at::randn({2, 5, 16});
   for (bool mlp : {false, true}) {
-    SCOPED_TRACE(mlp ? "mlp_gelu_fused" : "linear_fused_bgrad");
+    SCOPED_TRACE(mlp ? "mlp_gelu_fused" : "linear_fused");
     std::vector<at::Tensor> in = {x, fc.w, fc.b};
     if (mlp) in = {x, fc.w, fc.b, proj.w, proj.b};
     auto d = mlp ? dy : at::randn({2, 5, 64});
@@ -252,11 +270,11 @@ TEST(FusedLinear, CpuFallbackMatchesComposition) {
 TEST(FusedLinear, RejectsShapesThatDoNotFit) {
   auto x = at::randn({4, 16});
   auto fc = make_layer(16, 64, at::kFloat, c10::kCPU), proj = make_layer(64, 16, at::kFloat, c10::kCPU);
-  EXPECT_THROW(linear_fused_bgrad(at::randn({16}), fc.w, fc.b), std::invalid_argument);
-  EXPECT_THROW(linear_fused_bgrad(at::randn({1, 2, 4, 16}), fc.w, fc.b), std::invalid_argument);
-  EXPECT_THROW(linear_fused_bgrad(at::randn({4, 15}), fc.w, fc.b), std::invalid_argument);
-  EXPECT_THROW(linear_fused_bgrad(x, fc.w, proj.b), std::invalid_argument);
-  EXPECT_THROW(linear_fused_bgrad(x, fc.w.t(), fc.b), std::invalid_argument);
+  EXPECT_THROW(linear_fused(at::randn({16}), fc.w, fc.b), std::invalid_argument);
+  EXPECT_THROW(linear_fused(at::randn({1, 2, 4, 16}), fc.w, fc.b), std::invalid_argument);
+  EXPECT_THROW(linear_fused(at::randn({4, 15}), fc.w, fc.b), std::invalid_argument);
+  EXPECT_THROW(linear_fused(x, fc.w, proj.b), std::invalid_argument);
+  EXPECT_THROW(linear_fused(x, fc.w.t(), fc.b), std::invalid_argument);
   EXPECT_THROW(mlp_gelu_fused(x, fc.w, fc.b, fc.w, proj.b), std::invalid_argument);
   EXPECT_THROW(mlp_gelu_fused(x, fc.w, fc.b, proj.w, fc.b), std::invalid_argument);
   EXPECT_THROW(mlp_gelu_fused(x, fc.w, proj.b, proj.w, proj.b), std::invalid_argument);
@@ -271,12 +289,17 @@ struct GpuCase {
 // Under bf16 autocast with fp32 parameters, as GPT2Impl trains: outputs and every gradient
 // against the fp32 composition of the same (bf16-representable) values. GPT-2 small's c_attn
 // (768 -> 2304) and MLP (768 -> 3072 -> 768) on 2·1024 rows; an odd row count (37) with 64
-// features; 60 features (not a multiple of 8) take the fallback and must match too.
-void check_against_fp32(bool mlp, const GpuCase& gc) {
+// features; 60 features (not a multiple of 8) take the fallback and must match too. `passes`
+// forward/backward passes accumulate the gradients; with WeightGrad::kAccumulate the first
+// pass's GEMM writes each weight's .grad and the second adds to it.
+void check_against_fp32(bool mlp, const GpuCase& gc, WeightGrad mode = WeightGrad::kReturn,
+                        int passes = 1) {
   const c10::Device cuda(c10::kCUDA, 0);
   const int64_t c = gc.x_shape.back();
   SCOPED_TRACE(std::string(mlp ? "mlp" : "linear") + " x " + c10::str(gc.x_shape) + " " +
-               at::toString(gc.x_dtype) + " hidden " + std::to_string(gc.hidden));
+               at::toString(gc.x_dtype) + " hidden " + std::to_string(gc.hidden) +
+               (mode == WeightGrad::kAccumulate ? " into .grad" : "") + " passes " +
+               std::to_string(passes));
   at::manual_seed(c + gc.hidden);
   auto x = bf16_exact(gc.x_shape, 1.0, gc.x_dtype, cuda).requires_grad_();
   auto fc = make_layer(c, gc.hidden, at::kFloat, cuda), proj = make_layer(gc.hidden, c, at::kFloat, cuda);
@@ -291,9 +314,9 @@ void check_against_fp32(bool mlp, const GpuCase& gc) {
     PrecisionScope bf16(Precision::kBf16, cuda, /*cache=*/true);
     EXPECT_TRUE(fused_linear_available(x));
     poison_allocator(cuda);
-    got = run(mlp ? kMlp : kLinear, in, dy);
+    got = run(mlp ? mlp_with(mode) : linear_with(mode), in, dy, passes);
   }
-  auto [y_ref, g_ref] = run(mlp ? kMlpRef : kLinearRef, fp32_leaves(in), dy);
+  auto [y_ref, g_ref] = run(mlp ? kMlpRef : kLinearRef, fp32_leaves(in), dy, passes);
   EXPECT_EQ(got.first.scalar_type(), at::kBFloat16);
   EXPECT_EQ(close_elementwise(got.first, y_ref, kRel, kRms), "") << "output";
   for (size_t i = 0; i < in.size(); ++i) {
@@ -309,6 +332,8 @@ TEST(FusedLinearGpu, LinearMatchesFp32Reference) {
   check_against_fp32(false, {{2, 1024, 768}, 768, at::kBFloat16});
   check_against_fp32(false, {{37, 64}, 192, at::kBFloat16});
   check_against_fp32(false, {{37, 60}, 180, at::kFloat});
+  check_against_fp32(false, {{2, 1024, 768}, 2304, at::kFloat}, WeightGrad::kAccumulate, 2);
+  check_against_fp32(false, {{37, 64}, 192, at::kBFloat16}, WeightGrad::kReturn, 2);
 }
 
 TEST(FusedLinearGpu, MlpMatchesFp32Reference) {
@@ -316,6 +341,35 @@ TEST(FusedLinearGpu, MlpMatchesFp32Reference) {
   check_against_fp32(true, {{2, 1024, 768}, 3072, at::kFloat});
   check_against_fp32(true, {{37, 64}, 256, at::kBFloat16});
   check_against_fp32(true, {{37, 60}, 240, at::kFloat});
+  check_against_fp32(true, {{2, 1024, 768}, 3072, at::kFloat}, WeightGrad::kAccumulate, 2);
+  check_against_fp32(true, {{37, 64}, 256, at::kBFloat16}, WeightGrad::kAccumulate, 1);
+}
+
+// With WeightGrad::kAccumulate the GEMM writes the weights' .grad: autograd hands them nothing,
+// so a hook on the weight does not fire (why the data-parallel steps use kReturn), while the
+// bias's does.
+TEST(FusedLinearGpu, AccumulatedWeightGradientsBypassHooks) {
+  if (!have_cuda()) GTEST_SKIP() << "no CUDA GPU";
+  const c10::Device cuda(c10::kCUDA, 0);
+  auto fc = make_layer(64, 128, at::kFloat, cuda);
+  auto x = bf16_exact({32, 64}, 1.0, at::kBFloat16, cuda);
+  for (WeightGrad mode : {WeightGrad::kReturn, WeightGrad::kAccumulate}) {
+    fc.w.mutable_grad().reset();
+    fc.b.mutable_grad().reset();
+    int w_hooks = 0, b_hooks = 0;
+    const auto hw = fc.w.register_hook([&](const at::Tensor& g) { ++w_hooks; return g; });
+    const auto hb = fc.b.register_hook([&](const at::Tensor& g) { ++b_hooks; return g; });
+    {
+      PrecisionScope bf16(Precision::kBf16, cuda, /*cache=*/false);
+      linear_fused(x, fc.w, fc.b, mode).sum().backward();
+    }
+    fc.w.remove_hook(hw);
+    fc.b.remove_hook(hb);
+    EXPECT_TRUE(fc.w.grad().defined());
+    EXPECT_EQ(fc.w.grad().scalar_type(), at::kFloat);
+    EXPECT_EQ(w_hooks, mode == WeightGrad::kReturn ? 1 : 0);
+    EXPECT_EQ(b_hooks, 1);
+  }
 }
 
 // fp32 / TF32 training (autocast off, fp32 input) takes the composition.
