@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/column_sum.h"
 #include "ops/linear_lt.h"
 
 namespace gptbench {
@@ -89,9 +90,9 @@ at::Tensor weight_grad(const at::Tensor& dy, const at::Tensor& x, const at::Tens
   return w.scalar_type() == at::kFloat ? dw : dw.to(w.scalar_type());
 }
 
-// Σrows dy in fp32 (a column sum over bf16 rows), in the bias's dtype.
+// Σrows dy in fp32 (ops/column_sum.h over the bf16 rows), in the bias's dtype.
 at::Tensor bias_grad(const at::Tensor& dy, const at::Tensor& b) {
-  return dy.sum(0, /*keepdim=*/false, at::kFloat).to(b.scalar_type());
+  return column_sum(dy).to(b.scalar_type());
 }
 
 WeightGrad saved_mode(AutogradContext* ctx) {

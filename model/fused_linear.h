@@ -28,8 +28,8 @@ enum class WeightGrad : int64_t {
   kReturn,      // handed to autograd in the weight's dtype: AccumulateGrad adds it to .grad, and
                 // gradient hooks on the weight see it
   kAccumulate,  // an fp32 leaf weight's .grad is the GEMM's output (beta 1 when it exists): no
-                // separate add; autograd gets no gradient for that weight, so its hooks do not
-                // fire (the data-parallel steps, whose buckets are hooks, use kReturn)
+                // separate add; autograd gets no gradient for that weight, so its hooks see an
+                // undefined one (the data-parallel steps, whose buckets are hooks, use kReturn)
 };
 
 at::Tensor linear_fused(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b,

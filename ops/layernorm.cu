@@ -11,11 +11,9 @@
 // block; a second kernel adds the partials: no atomics, so the result is deterministic.
 #include <cuda_bf16.h>
 
-#include <map>
-#include <mutex>
-#include <utility>
 
 #include "ops/cuda_check.h"
+#include "ops/device/attributes.h"
 #include "ops/device/convert.cuh"
 #include "ops/device/reduce.cuh"
 #include "ops/layernorm_kernels.h"
@@ -205,20 +203,6 @@ __global__ void __launch_bounds__(kThreads)
       dbeta[j - columns] = t;
   }
 }
-
-// An attribute of the current device, read once per device.
-int device_attribute(cudaDeviceAttr attr) {
-  static std::mutex mu;
-  static std::map<std::pair<int, int>, int> values;
-  int dev = 0;
-  CUDA_CHECK(cudaGetDevice(&dev));
-  std::lock_guard<std::mutex> lock(mu);
-  auto [it, fresh] = values.try_emplace({dev, static_cast<int>(attr)}, 0);
-  if (fresh) CUDA_CHECK(cudaDeviceGetAttribute(&it->second, attr, dev));
-  return it->second;
-}
-
-int sm_count() { return device_attribute(cudaDevAttrMultiProcessorCount); }
 
 // Blocks for a grid-stride loop over rows, a warp per row: at most blocks_per_sm per SM, never
 // more than the rows need (at least one).

@@ -345,9 +345,9 @@ TEST(FusedLinearGpu, MlpMatchesFp32Reference) {
   check_against_fp32(true, {{37, 64}, 256, at::kBFloat16}, WeightGrad::kAccumulate, 1);
 }
 
-// With WeightGrad::kAccumulate the GEMM writes the weights' .grad: autograd hands them nothing,
-// so a hook on the weight does not fire (why the data-parallel steps use kReturn), while the
-// bias's does.
+// With WeightGrad::kAccumulate the GEMM writes the weights' .grad: autograd hands the weight's
+// hook no gradient (an undefined one; why the data-parallel steps, whose buckets are hooks, use
+// kReturn), while the bias's hook sees its gradient.
 TEST(FusedLinearGpu, AccumulatedWeightGradientsBypassHooks) {
   if (!have_cuda()) GTEST_SKIP() << "no CUDA GPU";
   const c10::Device cuda(c10::kCUDA, 0);
@@ -357,8 +357,8 @@ TEST(FusedLinearGpu, AccumulatedWeightGradientsBypassHooks) {
     fc.w.mutable_grad().reset();
     fc.b.mutable_grad().reset();
     int w_hooks = 0, b_hooks = 0;
-    const auto hw = fc.w.register_hook([&](const at::Tensor& g) { ++w_hooks; return g; });
-    const auto hb = fc.b.register_hook([&](const at::Tensor& g) { ++b_hooks; return g; });
+    const auto hw = fc.w.register_hook([&](const at::Tensor& g) { w_hooks += g.defined(); return g; });
+    const auto hb = fc.b.register_hook([&](const at::Tensor& g) { b_hooks += g.defined(); return g; });
     {
       PrecisionScope bf16(Precision::kBf16, cuda, /*cache=*/false);
       linear_fused(x, fc.w, fc.b, mode).sum().backward();

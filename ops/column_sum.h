@@ -1,0 +1,16 @@
+#pragma once
+// Σ over the rows of a 2-d matrix in fp32: x (rows, cols) -> (cols), the bias gradient of a
+// Linear layer from its output gradient. Our kernels (ops/column_sum_kernels.h: deterministic,
+// one read of x) for a contiguous, 16-byte aligned fp32 or bf16 CUDA matrix with cols a
+// multiple of 8; LibTorch's x.sum(0) in fp32 otherwise (the CPU, other dtypes and shapes), which
+// is also the reference. A tensor that is not 2-d throws std::invalid_argument.
+#include <ATen/ATen.h>
+
+namespace gptbench {
+
+at::Tensor column_sum(const at::Tensor& x);
+
+// Whether column_sum(x) runs our kernels.
+bool column_sum_uses_kernel(const at::Tensor& x);
+
+}  // namespace gptbench
