@@ -17,11 +17,13 @@
 #include <ATen/cuda/CUDAContext.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <tuple>
+#include <vector>
 
 #include "ops/cublaslt_device.h"
 #include "ops/cuda_check.h"
@@ -92,9 +94,10 @@ struct LtPlan : LtMatmulDescs {
     if (c.aux) set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, c.aux);
   }
 
-  // The heuristic's first choice for operands aligned to `align` bytes; false when cuBLASLt
-  // has none for this combination (an unsupported epilogue / bias type, say).
-  bool find_algo(cublasLtHandle_t h, int align) {
+  // The heuristic's choices, best first, for operands aligned to `align` bytes (at most
+  // `most`); empty when cuBLASLt has none for this combination (an unsupported epilogue / bias
+  // type, say).
+  std::vector<cublasLtMatmulAlgo_t> candidates(cublasLtHandle_t h, int align, int most) {
     cublasLtMatmulPreference_t pref;
     CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
     const size_t ws = kLtWorkspaceBytes;
@@ -106,16 +109,75 @@ struct LtPlan : LtMatmulDescs {
                       CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
                       CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
       CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, attr, &al, sizeof(al)));
-    cublasLtMatmulHeuristicResult_t res{};
+    std::vector<cublasLtMatmulHeuristicResult_t> res(static_cast<size_t>(most));
     int found = 0;
     const cublasStatus_t st =
-        cublasLtMatmulAlgoGetHeuristic(h, op, a, b, d, d, pref, 1, &res, &found);
+        cublasLtMatmulAlgoGetHeuristic(h, op, a, b, d, d, pref, most, res.data(), &found);
     cublasLtMatmulPreferenceDestroy(pref);
-    if (st != CUBLAS_STATUS_SUCCESS || found == 0) return false;
-    algo = res.algo;
-    return true;
+    std::vector<cublasLtMatmulAlgo_t> out;
+    if (st != CUBLAS_STATUS_SUCCESS) return out;
+    for (int i = 0; i < found; ++i)
+      if (res[i].state == CUBLAS_STATUS_SUCCESS) out.push_back(res[i].algo);
+    return out;
   }
 };
+
+// Bytes of one element of cuBLASLt type t (the types used here).
+size_t lt_element_bytes(cudaDataType_t t) { return t == CUDA_R_32F ? 4 : 2; }
+
+// The fastest of the heuristic's candidates for call c, each run kTuneRuns times on c's inputs
+// into scratch outputs (D, and the GELU aux the epilogue writes): the heuristic's first choice
+// is not always the fastest — for GPT-2 medium at B = 32 its DGELU choice was an sm80 kernel
+// at 830 µs where an sm90 one takes about 480 (H200, cuBLAS 13.0). The first candidate when
+// there is one, when the stream is capturing a CUDA graph (no synchronisation allowed), or when
+// the scratch does not fit in memory.
+constexpr int kTuneCandidates = 8;
+constexpr int kTuneRuns = 3;
+cublasLtMatmulAlgo_t fastest(LtPlan& p, const std::vector<cublasLtMatmulAlgo_t>& cands,
+                             const LtCall& c, const LtContext& lt, int dev) {
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  CUDA_CHECK(cudaStreamIsCapturing(lt.stream, &capturing));
+  if (cands.size() == 1 || capturing != cudaStreamCaptureStatusNone) return cands[0];
+  at::Tensor d_scratch, aux_scratch;
+  const auto bytes = at::TensorOptions().dtype(at::kByte).device(at::kCUDA, dev);
+  try {
+    d_scratch = at::empty({c.m * c.n * static_cast<int64_t>(lt_element_bytes(c.d_type))}, bytes);
+    if (c.epi == Epi::kGeluAuxBias) aux_scratch = at::empty({c.m * c.n * 2}, bytes);
+  } catch (const c10::OutOfMemoryError&) {
+    return cands[0];
+  }
+  LtCall t = c;
+  t.d = d_scratch.data_ptr();
+  if (aux_scratch.defined()) t.aux = aux_scratch.data_ptr();
+  p.set_pointers(t);
+  cudaEvent_t start, stop;
+  CUDA_CHECK(cudaEventCreate(&start));
+  CUDA_CHECK(cudaEventCreate(&stop));
+  const float alpha = 1.0f;
+  auto launch = [&](const cublasLtMatmulAlgo_t& algo) {
+    return cublasLtMatmul(lt.handle, p.op, &alpha, t.a, p.a, t.b, p.b, &t.beta, t.d, p.d, t.d, p.d,
+                          &algo, lt.workspace, kLtWorkspaceBytes, lt.stream);
+  };
+  size_t best = 0;
+  float best_ms = INFINITY;
+  for (size_t i = 0; i < cands.size(); ++i) {
+    if (launch(cands[i]) != CUBLAS_STATUS_SUCCESS) continue;  // warm-up; a refused one is skipped
+    CUDA_CHECK(cudaEventRecord(start, lt.stream));
+    for (int r = 0; r < kTuneRuns; ++r) CUBLAS_CHECK(launch(cands[i]));
+    CUDA_CHECK(cudaEventRecord(stop, lt.stream));
+    CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    if (ms < best_ms) {
+      best_ms = ms;
+      best = i;
+    }
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  p.set_pointers(c);
+  return cands[best];
+}
 
 struct LtState {
   std::mutex mu;
@@ -152,11 +214,13 @@ void run(const LtCall& c, const at::Device& device) {
   auto it = st.plans.find(key);
   if (it == st.plans.end()) {
     auto plan = std::make_unique<LtPlan>(c);
-    if (!plan->find_algo(lt.handle, align))
+    const auto cands = plan->candidates(lt.handle, align, kTuneCandidates);
+    if (cands.empty())
       throw std::runtime_error(std::string("linear_lt: no cuBLASLt algorithm for ") +
                                epi_name(c.epi) + " m=" + std::to_string(c.m) +
                                " n=" + std::to_string(c.n) + " k=" + std::to_string(c.k) +
                                (c.bias_type == CUDA_R_32F ? " (fp32 bias)" : " (bf16 bias)"));
+    plan->algo = fastest(*plan, cands, c, lt, dev);
     it = st.plans.emplace(key, std::move(plan)).first;
   }
   LtPlan& p = *it->second;
@@ -284,7 +348,7 @@ bool lt_fp32_bias_supported() {
              p + 24576, CUDA_R_32F, e == Epi::kGeluAuxBias ? p + 32768 : nullptr};
     try {
       LtPlan plan(c);
-      ok = ok && plan.find_algo(h, 256);
+      ok = ok && !plan.candidates(h, 256, 1).empty();
     } catch (const CudaError&) {  // the descriptor refused the attribute
       ok = false;
     }

@@ -12,8 +12,10 @@
 // whose feature sizes (in, out) are multiples of 8 (cuBLASLt's GELU aux leading dimension must
 // be, and it keeps every row 16-byte aligned); any row count N >= 1; pointers 16-byte aligned.
 // A bias is bf16 or, where lt_fp32_bias_supported(), fp32.
-// Descriptors and the heuristic's algorithm are cached per (shape, epilogue, bias type,
-// alignment, device); each device has one cuBLASLt handle and a 32 MB workspace.
+// Descriptors and an algorithm are cached per (shape, epilogue, bias and output types,
+// alignment, device): the fastest of cuBLASLt's first 8 heuristic choices, timed once on the
+// first call's inputs into scratch outputs (its first choice while a CUDA graph is being
+// captured). Each device has one cuBLASLt handle and a 32 MB workspace.
 // Built without CUDA, every function but lt_shape_supported throws std::runtime_error.
 #include <ATen/ATen.h>
 

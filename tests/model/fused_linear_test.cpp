@@ -6,6 +6,12 @@
 #include <gtest/gtest.h>
 #include <torch/cuda.h>
 
+#ifdef GPTBENCH_WITH_CUDA
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
+
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -185,6 +191,33 @@ TEST(LinearLtGpu, RejectsOperandsItCannotTake) {
   lt_linear(at::randn({16, 64}, o), w, b);
   EXPECT_EQ(lt_plan_cache_size(), plans);
 }
+
+#ifdef GPTBENCH_WITH_CUDA
+// A shape first seen inside a CUDA-graph capture takes the heuristic's first choice (timing the
+// candidates would synchronise the capturing stream); the replay computes the same product.
+TEST(LinearLtGpu, FirstCallInsideGraphCapture) {
+  if (!have_cuda()) GTEST_SKIP() << "no CUDA GPU";
+  const c10::Device cuda(c10::kCUDA, 0);
+  auto x = bf16_exact({40, 72}, 1.0, at::kBFloat16, cuda);  // a shape no other test uses
+  auto w = bf16_exact({88, 72}, 0.125, at::kBFloat16, cuda);
+  auto b = bf16_exact({88}, 0.5, at::kBFloat16, cuda);
+  const int64_t plans = lt_plan_cache_size();
+  at::Tensor y;
+  at::cuda::CUDAGraph graph;
+  auto side = c10::cuda::getStreamFromPool(false, 0);
+  {
+    c10::cuda::CUDAStreamGuard guard(side);
+    graph.capture_begin();
+    y = lt_linear(x, w, b);
+    graph.capture_end();
+  }
+  EXPECT_EQ(lt_plan_cache_size(), plans + 1);
+  graph.replay();
+  torch::cuda::synchronize();
+  auto ref = at::addmm(b.to(at::kFloat), x.to(at::kFloat), w.to(at::kFloat).t());
+  EXPECT_EQ(close_elementwise(y, ref, kRel, 1.0 / 1024), "");
+}
+#endif
 
 #ifndef GPTBENCH_WITH_CUDA
 TEST(LinearLt, NeedsCudaBuild) {
