@@ -43,7 +43,7 @@ for m in $MODELS; do
     ours=$(ls "$TRACES"/model_train_step_${m}_bf16_B_${b}_T_1024_opt_adamw_attn_*.trace.json 2>/dev/null)
     peers=$(ls "$TRACES"/model_train_step_${m}_bf16_B_${b}_T_1024_*head_padded*.trace.json 2>/dev/null)
     [ -n "$ours" ] && [ -n "$peers" ] || continue
-    python3 "$ROOT/scripts/kernel_classes.py" $ours $peers > "$OUT/kernels-$m-B$b.md"
+    python3 "$ROOT/scripts/kernel_classes.py" $ours $peers --names "ours,torch.compile" > "$OUT/kernels-$m-B$b.md"
   done
 done
 ls "$OUT"/kernels-*.md 2>/dev/null | head -1 | xargs -r head -16

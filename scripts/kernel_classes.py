@@ -5,7 +5,8 @@ holds fixtures/trace.h's 3 calls of one case), sums the GPU kernels, copies and 
 by class, and prints one markdown table with a column per trace (milliseconds per call), then
 each trace's heaviest kernels.
 
-  scripts/kernel_classes.py OURS.trace.json PEER.trace.json [--calls 3] [--top 12] [--json FILE]
+  scripts/kernel_classes.py OURS.trace.json PEER.trace.json [--names ours,peer] [--calls 3]
+                            [--top 12] [--json FILE]
 
 A kernel's class is the first of CLASSES whose pattern its lower-cased name matches; the
 patterns cover cuBLAS/cuBLASLt (nvjet, xmma, cutlass), cuDNN and flash attention, ours
@@ -18,13 +19,13 @@ import sys
 from collections import defaultdict
 
 CLASSES = [
-    ("attention", r"flash|fmha|attention|attn|sdpa"),
+    ("attention", r"flash|fmha|attention|attn|sdpa|dot_do_o|convert_dq"),
     ("GEMM", r"gemm|nvjet|xmma|cutlass|cublas|triton_tem_fused_.*mm|splitk"),
-    ("LayerNorm", r"layer_?norm|layernorm"),
-    ("cross-entropy", r"cross_entropy|log_softmax|nll_loss|softmax"),
+    ("LayerNorm", r"layer_?norm|layernorm|(^|::)ln_"),
+    ("cross-entropy", r"cross_entropy|log_softmax|nll_loss|softmax|(^|::)ce_"),
     ("optimizer", r"adam|lion|adafactor|multi_tensor|optim"),
     ("GELU / bias", r"gelu|bias"),
-    ("reduction", r"reduce|_red_fused|sum_"),
+    ("reduction", r"reduce|_red_fused|sum_|column_sum"),
     ("cast / copy / fill", r"copy|memcpy|memset|cast|convert|fill|zero"),
     ("other elementwise", r"elementwise|vectorized|unrolled|triton_poi|triton_per|add|mul"),
 ]
@@ -67,8 +68,7 @@ def summarise(events, calls):
     return dict(by_class), kernels, len(events) / calls
 
 
-def table(paths, summaries):
-    names = [p.rsplit("/", 1)[-1].replace(".trace.json", "") for p in paths]
+def table(names, summaries):
     out = ["| class | " + " | ".join(f"`{n}` ms" for n in names) + " |",
            "|---|" + "---:|" * len(names)]
     order = [c for c, _ in CLASSES] + ["other"]
@@ -94,7 +94,14 @@ def main(argv=None):
     ap.add_argument("--calls", type=int, default=3, help="calls each trace holds (default 3)")
     ap.add_argument("--top", type=int, default=12, help="heaviest kernels listed per trace")
     ap.add_argument("--json", help="also write {trace: {class: ms}} here")
+    ap.add_argument("--names", help="column titles, comma-separated (default: the files' names)")
     a = ap.parse_args(argv)
+    names = [p.rsplit("/", 1)[-1].replace(".trace.json", "") for p in a.traces]
+    if a.names:
+        names = a.names.split(",")
+        if len(names) != len(a.traces):
+            print("kernel_classes: --names needs one title per trace", file=sys.stderr)
+            return 2
     if a.calls < 1:
         print("kernel_classes: --calls must be ≥ 1", file=sys.stderr)
         return 2
@@ -103,7 +110,7 @@ def main(argv=None):
     except SystemExit2 as e:
         print(f"kernel_classes: {e}", file=sys.stderr)
         return 2
-    lines = table(a.traces, summaries)
+    lines = table(names, summaries)
     for p, s in zip(a.traces, summaries):
         lines += heaviest(p, s[1], a.top)
     print("\n".join(lines))

@@ -27,7 +27,10 @@ class KernelClasses(unittest.TestCase):
             "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_3": "attention",
             "void pytorch_flash::flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<...>": "attention",
             "triton_per_fused_add_native_layer_norm_native_layer_norm_backward_7": "LayerNorm",
-            "void gptbench::(anonymous namespace)::add_layernorm_fwd_kernel<...>": "LayerNorm",
+            "void gptbench::(anonymous namespace)::ln_backward_kernel<8, __nv_bfloat16>(...)": "LayerNorm",
+            "void cudnn::fusion::compute_dot_do_o_specialized<true, 64>(...)": "attention",
+            "void gptbench::column_sum_partial_kernel<__nv_bfloat16>(...)": "reduction",
+            "void gptbench::(anonymous namespace)::ce_forward_kernel<__nv_bfloat16, 8>(...)": "cross-entropy",
             "triton_red_fused__log_softmax_nll_loss_forward_3": "cross-entropy",
             "void gptbench::cross_entropy_fwd_kernel<...>": "cross-entropy",
             "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<FusedAdamMathFunctor>": "optimizer",
@@ -51,8 +54,9 @@ class KernelClasses(unittest.TestCase):
                 json.dump(trace([("kernel", "triton_tem_fused_mm_1", 1500)] * 3), f)
             out, js = io.StringIO(), os.path.join(d, "c.json")
             with contextlib.redirect_stdout(out):
-                self.assertEqual(kc.main([a, b, "--json", js]), 0)
+                self.assertEqual(kc.main([a, b, "--json", js, "--names", "ours,peer"]), 0)
             text = out.getvalue()
+            self.assertIn("| class | `ours` ms | `peer` ms |", text)
             self.assertIn("| GEMM | 1.00 | 1.50 |", text)
             self.assertIn("| LayerNorm | 0.20 | 0.00 |", text)
             self.assertIn("| **GPU total** | **1.20** | **1.50** |", text)
@@ -65,6 +69,7 @@ class KernelClasses(unittest.TestCase):
             with contextlib.redirect_stderr(io.StringIO()):
                 self.assertEqual(kc.main([os.path.join(d, "bad.json")]), 2)
                 self.assertEqual(kc.main([os.path.join(d, "missing.json")]), 2)
+                self.assertEqual(kc.main([a, b, "--names", "one"]), 2)
 
 
 if __name__ == "__main__":
