@@ -26,22 +26,39 @@ constexpr int kUnroll = 4;  // 16-byte loads in flight per thread before any ari
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
 
-// Running (max m, sum s of 2^(v - m)) over values v already in base 2. A -inf value adds
-// nothing (and -inf - -inf would be NaN); a NaN makes the sum NaN, as in log_softmax.
+// Running (max m, sum s of 2^(v - m)) over values v already in base 2, taken a pack at a time:
+// the pack's maximum first (one rescale of s at most), then one exp2 per value and no branch
+// per value. (Value by value, with a branch on each new maximum, the forward ran at 2.2 ms for
+// 32,768 × 50,304 bf16 logits on an H200, 37% of copy bandwidth.) A -inf value adds nothing
+// (and -inf - -inf would be NaN); a NaN makes the sum NaN, as in log_softmax; so does +inf
+// (inf - inf), where log_softmax gives NaN too.
 struct MaxSum {
   float m = -INFINITY, s = 0.f;
-  __device__ __forceinline__ void push(float v) {
-    if (v > m) {
-      s = s * exp2f(m - v) + 1.f;
-      m = v;
-    } else if (v != -INFINITY) {
-      s += exp2f(v - m);
+  template <int N>
+  __device__ __forceinline__ void push(const float (&v)[N]) {
+    float pm = v[0];
+#pragma unroll
+    for (int e = 1; e < N; ++e) pm = fmaxf(pm, v[e]);  // fmaxf skips NaN
+    if (pm > m) {  // pm finite or +inf here, so m - pm is never NaN; a NaN sum stays NaN
+      s *= exp2f(m - pm);
+      m = pm;
     }
+    if (m == -INFINITY) {  // every value so far -inf (or NaN)
+#pragma unroll
+      for (int e = 0; e < N; ++e)
+        if (v[e] != v[e]) s = NAN;
+      return;
+    }
+#pragma unroll
+    for (int e = 0; e < N; ++e) s += exp2f(v[e] - m);
   }
   __device__ __forceinline__ void merge(float om, float os) {
     const float nm = fmaxf(m, om);
-    if (nm == -INFINITY) return;  // both empty (or all -inf)
-    s = (m == -INFINITY ? 0.f : s * exp2f(m - nm)) + (om == -INFINITY ? 0.f : os * exp2f(om - nm));
+    if (nm == -INFINITY) {  // both saw only -inf (sums 0) or NaN
+      s += os;
+      return;
+    }
+    s = s * exp2f(m - nm) + os * exp2f(om - nm);
     m = nm;
   }
 };
@@ -90,9 +107,12 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const int64_t p = p0 + u * kThreads;
+      if (p >= packs) continue;
+      float f[VEC];
 #pragma unroll
       for (int e = 0; e < VEC; ++e)
-        if (p < packs && p * VEC + e < classes) acc.push(to_float(v[u].v[e]) * kLog2e);
+        f[e] = p * VEC + e < classes ? to_float(v[u].v[e]) * kLog2e : -INFINITY;
+      acc.push(f);
     }
   }
   acc = block_merge(acc);

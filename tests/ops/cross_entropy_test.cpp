@@ -151,14 +151,16 @@ TEST(CrossEntropyGpu, MatchesFloat64ReferenceAtOddAndPaddedWidths) {
 TEST(CrossEntropyGpu, LargeAndNonFiniteValuesBehaveLikeLibTorch) {
   if (!have_gpu()) GTEST_SKIP() << "needs a CUDA GPU and a build with CUDA kernels";
   for (auto dtype : {at::kFloat, at::kBFloat16}) {
-    auto p = make_problem(4, 64, 64, at::kDouble, 7);
+    auto p = make_problem(5, 64, 64, at::kDouble, 7);
     p.logits[0][3] = 3e4;                                    // a huge logit: no overflow
     p.logits[1].fill_(-kInf);                                // a row of -inf: NaN
     p.logits[2].narrow(0, 0, 32).fill_(-kInf);               // half -inf: finite
     p.targets[2] = 40;
     p.logits[3][p.targets[3].item<int64_t>()] = -kInf;       // the target at -inf: inf
+    p.logits[4].narrow(0, 0, 40).fill_(-kInf);               // a NaN among -inf, finite after:
+    p.logits[4][5] = std::nan("");                           // NaN
     auto x = p.logits.to(dtype);
-    for (int64_t r = 0; r < 4; ++r) {
+    for (int64_t r = 0; r < 5; ++r) {
       auto row = x.narrow(0, r, 1);
       auto tgt = p.targets.narrow(0, r, 1);
       auto ours = fused_cross_entropy(row.cuda(), tgt.cuda(), 64).item<double>();
