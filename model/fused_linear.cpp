@@ -128,8 +128,9 @@ struct LinearBias : torch::autograd::Function<LinearBias> {
 };
 
 // y = gelu_tanh(x·w_fcᵀ + b_fc)·w_projᵀ + b_proj; saves x, h = gelu(pre) and pre (what the
-// unfused composition saves too). Backward: dw_proj, db_proj; d_pre (DGELU epilogue); dw_fc,
-// db_fc; dx = d_pre·w_fc.
+// unfused composition saves too). Backward: dw_proj, db_proj; d_pre and db_fc (lt_dgelu_bgrad:
+// the DGELU epilogue or a plain GEMM and one pass for both, whichever is faster); dw_fc;
+// dx = d_pre·w_fc.
 struct MlpGelu : torch::autograd::Function<MlpGelu> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& w_fc,
                             const at::Tensor& b_fc, const at::Tensor& w_proj,
@@ -156,9 +157,9 @@ struct MlpGelu : torch::autograd::Function<MlpGelu> {
     auto dy = grad_rows(grads[0]);
     at::Tensor dw_proj = ctx->needs_input_grad(3) ? weight_grad(dy, h, arg("w_proj"), mode) : at::Tensor();
     at::Tensor db_proj = ctx->needs_input_grad(4) ? bias_grad(dy, arg("b_proj")) : at::Tensor();
-    auto d_pre = lt_dgelu(dy, proj16, pre);
+    auto [d_pre, db_pre] = lt_dgelu_bgrad(dy, proj16, pre);  // db_pre: Σrows d_pre in fp32
     at::Tensor dw_fc = ctx->needs_input_grad(1) ? weight_grad(d_pre, x, arg("w_fc"), mode) : at::Tensor();
-    at::Tensor db_fc = ctx->needs_input_grad(2) ? bias_grad(d_pre, arg("b_fc")) : at::Tensor();
+    at::Tensor db_fc = ctx->needs_input_grad(2) ? db_pre.to(arg("b_fc").scalar_type()) : at::Tensor();
     at::Tensor dx = ctx->needs_input_grad(0) ? at::mm(d_pre, fc16) : at::Tensor();
     return {dx, dw_fc, db_fc, dw_proj, db_proj, at::Tensor()};
   }

@@ -25,10 +25,16 @@ bool column_sum_uses_kernel(const at::Tensor& x) {
 #endif
 }
 
-at::Tensor column_sum(const at::Tensor& x) {
+namespace {
+void check_matrix(const char* fn, const at::Tensor& x) {
   if (!x.defined() || x.dim() != 2)
-    throw std::invalid_argument("column_sum: x must be a 2-d (rows, cols) tensor, got " +
+    throw std::invalid_argument(std::string(fn) + ": a 2-d (rows, cols) tensor is needed, got " +
                                 (x.defined() ? std::to_string(x.dim()) + "-d" : std::string("none")));
+}
+}  // namespace
+
+at::Tensor column_sum(const at::Tensor& x) {
+  check_matrix("column_sum", x);
 #ifdef GPTBENCH_WITH_CUDA
   if (column_sum_uses_kernel(x) && x.numel() > 0) {
     const c10::cuda::CUDAGuard guard(x.device());
@@ -43,6 +49,33 @@ at::Tensor column_sum(const at::Tensor& x) {
   }
 #endif
   return x.sum(0, /*keepdim=*/false, at::kFloat);
+}
+
+std::pair<at::Tensor, at::Tensor> gelu_backward_column_sum(const at::Tensor& dh, const at::Tensor& pre) {
+  check_matrix("gelu_backward_column_sum", dh);
+  check_matrix("gelu_backward_column_sum", pre);
+  if (dh.sizes() != pre.sizes())
+    throw std::invalid_argument("gelu_backward_column_sum: dh " + c10::str(dh.sizes()) +
+                                " and pre " + c10::str(pre.sizes()) + " differ");
+#ifdef GPTBENCH_WITH_CUDA
+  const bool kernel = column_sum_uses_kernel(dh) && column_sum_uses_kernel(pre) &&
+                      dh.scalar_type() == at::kBFloat16 && pre.scalar_type() == at::kBFloat16 &&
+                      dh.device() == pre.device() && dh.numel() > 0;
+  if (kernel) {
+    const c10::cuda::CUDAGuard guard(dh.device());
+    const int64_t rows = dh.size(0), cols = dh.size(1);
+    const auto f32 = dh.options().dtype(at::kFloat);
+    auto d_pre = at::empty_like(dh);
+    auto out = at::empty({cols}, f32);
+    auto partial = at::empty({column_sum_parts(rows, cols) * cols}, f32);
+    launch_gelu_backward_column_sum(dh.data_ptr(), pre.data_ptr(), d_pre.data_ptr(), rows, cols,
+                                    partial.data_ptr<float>(), out.data_ptr<float>(),
+                                    at::cuda::getCurrentCUDAStream(dh.device().index()).stream());
+    return {d_pre, out};
+  }
+#endif
+  auto d_pre = at::gelu_backward(dh, pre, "tanh");
+  return {d_pre, d_pre.sum(0, /*keepdim=*/false, at::kFloat)};
 }
 
 }  // namespace gptbench

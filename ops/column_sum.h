@@ -6,11 +6,18 @@
 // is also the reference. A tensor that is not 2-d throws std::invalid_argument.
 #include <ATen/ATen.h>
 
+#include <utility>
+
 namespace gptbench {
 
 at::Tensor column_sum(const at::Tensor& x);
 
 // Whether column_sum(x) runs our kernels.
 bool column_sum_uses_kernel(const at::Tensor& x);
+
+// tanh-GELU's backward and the bias gradient before it, in one pass: {d_pre = dh · gelu_tanh'(pre)
+// in bf16, Σ over rows of d_pre in fp32}. Our kernel for dh and pre both taken by column_sum's
+// kernel in bf16 (same shape); LibTorch's at::gelu_backward and sum otherwise.
+std::pair<at::Tensor, at::Tensor> gelu_backward_column_sum(const at::Tensor& dh, const at::Tensor& pre);
 
 }  // namespace gptbench

@@ -25,6 +25,7 @@
 #include <tuple>
 #include <vector>
 
+#include "ops/column_sum.h"
 #include "ops/cublaslt_device.h"
 #include "ops/cuda_check.h"
 #include "ops/device/elem_type_torch.h"
@@ -299,19 +300,100 @@ std::pair<at::Tensor, at::Tensor> lt_linear_gelu(const at::Tensor& x, const at::
   return {h, pre};
 }
 
-at::Tensor lt_dgelu(const at::Tensor& dy, const at::Tensor& w, const at::Tensor& pre) {
-  const char* fn = "lt_dgelu";
+namespace {
+
+void check_dgrad(const char* fn, const at::Tensor& dy, const at::Tensor& w, const at::Tensor* pre) {
   check_matrix(fn, "dy", dy);
   check_matrix(fn, "w", w);
+  check_rows(fn, "w", w, dy.size(1), w.size(1));
+  if (pre) check_rows(fn, "pre", *pre, dy.size(0), w.size(1));
+  check_features(fn, w.size(1), dy.size(1));
+}
+
+// d_pre (epilogue DGELU) or dh = dy·w (no epilogue), bf16 (N, in).
+at::Tensor dgrad(const char* fn, const at::Tensor& dy, const at::Tensor& w, const at::Tensor* pre) {
+  check_dgrad(fn, dy, w, pre);
   const int64_t n = dy.size(0), out = dy.size(1), in = w.size(1);
-  check_rows(fn, "w", w, out, in);
-  check_rows(fn, "pre", pre, n, in);
-  check_features(fn, in, out);
-  auto d_pre = at::empty({n, in}, dy.options());
+  auto d = at::empty({n, in}, dy.options());
   LtCall c{in, n, out, /*trans_a=*/false, /*trans_b=*/false, w.data_ptr(), dy.data_ptr(),
-           d_pre.data_ptr(), Epi::kDGelu, nullptr, CUDA_R_16BF, pre.data_ptr()};
+           d.data_ptr(), pre ? Epi::kDGelu : Epi::kNone, nullptr, CUDA_R_16BF,
+           pre ? pre->data_ptr() : nullptr};
   run(c, dy.device());
-  return d_pre;
+  return d;
+}
+
+std::pair<at::Tensor, at::Tensor> dgelu_bgrad_by(DgeluPath path, const at::Tensor& dy,
+                                                 const at::Tensor& w, const at::Tensor& pre) {
+  if (path == DgeluPath::kEpilogue) {
+    auto d_pre = dgrad("lt_dgelu_bgrad", dy, w, &pre);
+    return {d_pre, column_sum(d_pre)};
+  }
+  return gelu_backward_column_sum(dgrad("lt_dgelu_bgrad", dy, w, nullptr), pre);
+}
+
+// Seconds of `runs` calls of f on the current stream, after one untimed call.
+template <typename F>
+float seconds_of(F&& f, int runs, cudaStream_t stream) {
+  f();
+  cudaEvent_t start, stop;
+  CUDA_CHECK(cudaEventCreate(&start));
+  CUDA_CHECK(cudaEventCreate(&stop));
+  CUDA_CHECK(cudaEventRecord(start, stream));
+  for (int i = 0; i < runs; ++i) f();
+  CUDA_CHECK(cudaEventRecord(stop, stream));
+  CUDA_CHECK(cudaEventSynchronize(stop));
+  float ms = 0;
+  CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return ms / 1e3f;
+}
+
+// The faster path per (N, in, out, device), chosen on the shape's first call outside a capture
+// that has memory to time both.
+DgeluPath fastest_dgelu_path(const at::Tensor& dy, const at::Tensor& w, const at::Tensor& pre) {
+  static std::mutex mu;
+  static std::map<std::tuple<int64_t, int64_t, int64_t, int>, DgeluPath> chosen;
+  const auto key = std::make_tuple(dy.size(0), w.size(1), w.size(0), dy.device().index());
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = chosen.find(key); it != chosen.end()) return it->second;
+  }
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream(dy.device().index()).stream();
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  CUDA_CHECK(cudaStreamIsCapturing(stream, &capturing));
+  if (capturing != cudaStreamCaptureStatusNone) return DgeluPath::kEpilogue;
+  DgeluPath best = DgeluPath::kEpilogue;
+  float best_s = INFINITY;
+  try {
+    for (DgeluPath p : {DgeluPath::kEpilogue, DgeluPath::kSeparate}) {
+      const float t = seconds_of([&] { (void)dgelu_bgrad_by(p, dy, w, pre); }, kTuneRuns, stream);
+      if (t < best_s) {
+        best_s = t;
+        best = p;
+      }
+    }
+  } catch (const c10::OutOfMemoryError&) {  // no room to time both: decide on a later call
+    return DgeluPath::kEpilogue;
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  chosen.emplace(key, best);
+  return best;
+}
+
+}  // namespace
+
+at::Tensor lt_dgelu(const at::Tensor& dy, const at::Tensor& w, const at::Tensor& pre) {
+  return dgrad("lt_dgelu", dy, w, &pre);
+}
+
+std::pair<at::Tensor, at::Tensor> lt_dgelu_bgrad(const at::Tensor& dy, const at::Tensor& w,
+                                                 const at::Tensor& pre, DgeluPath path) {
+  if (path == DgeluPath::kFastest) {
+    check_dgrad("lt_dgelu_bgrad", dy, w, &pre);  // before any timing
+    path = fastest_dgelu_path(dy, w, pre);
+  }
+  return dgelu_bgrad_by(path, dy, w, pre);
 }
 
 void lt_wgrad(const at::Tensor& dy, const at::Tensor& x, const at::Tensor& dw, bool accumulate) {
@@ -380,6 +462,10 @@ at::Tensor lt_linear(const at::Tensor&, const at::Tensor&, const at::Tensor&) {
 std::pair<at::Tensor, at::Tensor> lt_linear_gelu(const at::Tensor&, const at::Tensor&,
                                                  const at::Tensor&) {
   no_cuda("lt_linear_gelu");
+}
+std::pair<at::Tensor, at::Tensor> lt_dgelu_bgrad(const at::Tensor&, const at::Tensor&,
+                                                 const at::Tensor&, DgeluPath) {
+  no_cuda("lt_dgelu_bgrad");
 }
 at::Tensor lt_dgelu(const at::Tensor&, const at::Tensor&, const at::Tensor&) {
   no_cuda("lt_dgelu");

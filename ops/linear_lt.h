@@ -42,6 +42,20 @@ std::pair<at::Tensor, at::Tensor> lt_linear_gelu(const at::Tensor& x, const at::
 // dy (N, out), w (out, in), pre (N, in). Returns d_pre bf16 (N, in).
 at::Tensor lt_dgelu(const at::Tensor& dy, const at::Tensor& w, const at::Tensor& pre);
 
+// How lt_dgelu_bgrad computes d_pre and the bias gradient of the layer before the GELU.
+enum class DgeluPath {
+  kFastest,   // whichever of the two below ran faster when the shape was first seen (three runs
+              // each, timed then; kEpilogue while a CUDA graph is being captured)
+  kEpilogue,  // lt_dgelu, then ops/column_sum.h's column_sum(d_pre)
+  kSeparate,  // a plain GEMM dy·w, then gelu_backward_column_sum: d_pre and its sum in one pass
+};
+// dy (N, out), w (out, in), pre (N, in), as lt_dgelu. Returns {d_pre bf16 (N, in), Σrows d_pre
+// fp32 (in)}. Why two paths: for some shapes every DGELU kernel cuBLASLt offers is an sm80 one
+// (GPT-2 medium at B = 32 on an H200: 838 µs, where the plain GEMM takes 421).
+std::pair<at::Tensor, at::Tensor> lt_dgelu_bgrad(const at::Tensor& dy, const at::Tensor& w,
+                                                 const at::Tensor& pre,
+                                                 DgeluPath path = DgeluPath::kFastest);
+
 // dy (N, out), x (N, in) bf16; dw a contiguous fp32 (out, in) tensor on their device, which
 // receives dyᵀ·x (accumulate: dw + dyᵀ·x), summed in fp32 and never rounded to bf16 (the
 // weight gradient of an fp32 master weight, as mixed-precision training keeps it).

@@ -129,6 +129,20 @@ TEST(LinearLtGpu, EpiloguesMatchFp32Reference) {
       auto d_pre_ref = at::gelu_backward(at::mm(dyf, wf), pre_in.to(at::kFloat), "tanh");
       EXPECT_EQ(close_elementwise(d_pre, d_pre_ref, kRel, 1.0 / 1024), "") << "DGELU";
 
+      // d_pre and the bias gradient before the GELU, both ways: d_pre as the DGELU check above;
+      // the bias gradient is the fp32 sum of the d_pre returned (n·2^-24 of Σ|d_pre| at most).
+      for (DgeluPath path : {DgeluPath::kEpilogue, DgeluPath::kSeparate, DgeluPath::kFastest}) {
+        SCOPED_TRACE(path == DgeluPath::kEpilogue ? "epilogue" : path == DgeluPath::kSeparate ? "separate" : "fastest");
+        poison_allocator(cuda);
+        auto [dp, db_pre] = lt_dgelu_bgrad(dy, w, pre_in, path);
+        EXPECT_EQ(close_elementwise(dp, d_pre_ref, kRel, 1.0 / 1024), "") << "d_pre";
+        const auto dpd = dp.to(at::kDouble);
+        const double bound = static_cast<double>(s.n) * 0x1p-24;
+        EXPECT_EQ(db_pre.scalar_type(), at::kFloat);
+        EXPECT_TRUE(((db_pre.to(at::kDouble) - dpd.sum(0)).abs() <= dpd.abs().sum(0) * bound).all().item<bool>())
+            << "bias gradient";
+      }
+
       // The weight gradient stays fp32: exact bf16 products summed in fp32 over N ≤ 2048 rows,
       // off by < N·2^-24 ≈ 2^-13 of the terms' magnitude (the reference's own order differs).
       auto wgrad_ref = at::mm(dyf.t().to(at::kDouble), xf.to(at::kDouble));

@@ -83,5 +83,28 @@ TEST(ColumnSumGpu, FallsBackForWhatTheKernelDoesNotTake) {
   }
 }
 
+// d_pre = bf16(dh · gelu_tanh'(pre)): within bf16's rounding (2^-8 relative) of the float64
+// derivative, plus 2^-12 of |dh| for tanhf's error inside the derivative; its column sums are
+// the fp32 sums of the d_pre written (the bound of check_sums).
+TEST(ColumnSumGpu, GeluBackwardAndItsSumInOnePass) {
+  if (!have_gpu()) GTEST_SKIP() << "needs a CUDA GPU";
+  for (int64_t rows : {1, 4099}) {
+    SCOPED_TRACE(std::to_string(rows) + " rows");
+    const auto dh = random_matrix(rows, 1032, at::kBFloat16, 11).to(at::kCUDA);
+    const auto pre = (random_matrix(rows, 1032, at::kDouble, 12) * 3).to(at::kBFloat16).to(at::kCUDA);
+    auto [d_pre, sums] = gelu_backward_column_sum(dh, pre);
+    ASSERT_EQ(d_pre.scalar_type(), at::kBFloat16);
+    const auto ref = at::gelu_backward(dh.to(at::kCPU, at::kDouble), pre.to(at::kCPU, at::kDouble), "tanh");
+    const auto err = (d_pre.to(at::kCPU, at::kDouble) - ref).abs() - ref.abs() * 0x1p-8 -
+                     dh.to(at::kCPU, at::kDouble).abs() * 0x1p-12;
+    EXPECT_LE(err.max().item<double>(), 0.0) << "d_pre";
+    EXPECT_EQ(check_sums(sums, d_pre), "");
+  }
+  const auto cpu = random_matrix(16, 8, at::kBFloat16, 3);
+  auto [d_cpu, s_cpu] = gelu_backward_column_sum(cpu, cpu);  // the LibTorch composition
+  EXPECT_TRUE(at::equal(d_cpu, at::gelu_backward(cpu, cpu, "tanh")));
+  EXPECT_THROW(gelu_backward_column_sum(cpu, cpu.narrow(0, 0, 8)), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace gptbench
