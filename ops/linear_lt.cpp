@@ -123,15 +123,32 @@ struct LtPlan : LtMatmulDescs {
   }
 };
 
+// Seconds of `runs` calls of f on `stream`, after one untimed call.
+template <typename F>
+float seconds_of(F&& f, int runs, cudaStream_t stream) {
+  f();
+  cudaEvent_t start, stop;
+  CUDA_CHECK(cudaEventCreate(&start));
+  CUDA_CHECK(cudaEventCreate(&stop));
+  CUDA_CHECK(cudaEventRecord(start, stream));
+  for (int i = 0; i < runs; ++i) f();
+  CUDA_CHECK(cudaEventRecord(stop, stream));
+  CUDA_CHECK(cudaEventSynchronize(stop));
+  float ms = 0;
+  CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return ms / 1e3f;
+}
+
 // Bytes of one element of cuBLASLt type t (the types used here).
 size_t lt_element_bytes(cudaDataType_t t) { return t == CUDA_R_32F ? 4 : 2; }
 
 // The fastest of the heuristic's candidates for call c, each run kTuneRuns times on c's inputs
 // into scratch outputs (D, and the GELU aux the epilogue writes): the heuristic's first choice
-// is not always the fastest — for GPT-2 medium at B = 32 its DGELU choice was an sm80 kernel
-// at 830 µs where an sm90 one takes about 480 (H200, cuBLAS 13.0). The first candidate when
-// there is one, when the stream is capturing a CUDA graph (no synchronisation allowed), or when
-// the scratch does not fit in memory.
+// is not always the fastest, and a plan is made once per shape, so the timing costs a few
+// milliseconds once. The first candidate when there is one, when the stream is capturing a CUDA
+// graph (no synchronisation allowed), or when the scratch does not fit in memory.
 constexpr int kTuneCandidates = 8;
 constexpr int kTuneRuns = 3;
 cublasLtMatmulAlgo_t fastest(LtPlan& p, const std::vector<cublasLtMatmulAlgo_t>& cands,
@@ -151,31 +168,21 @@ cublasLtMatmulAlgo_t fastest(LtPlan& p, const std::vector<cublasLtMatmulAlgo_t>&
   t.d = d_scratch.data_ptr();
   if (aux_scratch.defined()) t.aux = aux_scratch.data_ptr();
   p.set_pointers(t);
-  cudaEvent_t start, stop;
-  CUDA_CHECK(cudaEventCreate(&start));
-  CUDA_CHECK(cudaEventCreate(&stop));
   const float alpha = 1.0f;
   auto launch = [&](const cublasLtMatmulAlgo_t& algo) {
     return cublasLtMatmul(lt.handle, p.op, &alpha, t.a, p.a, t.b, p.b, &t.beta, t.d, p.d, t.d, p.d,
                           &algo, lt.workspace, kLtWorkspaceBytes, lt.stream);
   };
   size_t best = 0;
-  float best_ms = INFINITY;
+  float best_s = INFINITY;
   for (size_t i = 0; i < cands.size(); ++i) {
-    if (launch(cands[i]) != CUBLAS_STATUS_SUCCESS) continue;  // warm-up; a refused one is skipped
-    CUDA_CHECK(cudaEventRecord(start, lt.stream));
-    for (int r = 0; r < kTuneRuns; ++r) CUBLAS_CHECK(launch(cands[i]));
-    CUDA_CHECK(cudaEventRecord(stop, lt.stream));
-    CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    if (ms < best_ms) {
-      best_ms = ms;
+    if (launch(cands[i]) != CUBLAS_STATUS_SUCCESS) continue;  // one cuBLASLt refuses is skipped
+    const float sec = seconds_of([&] { CUBLAS_CHECK(launch(cands[i])); }, kTuneRuns, lt.stream);
+    if (sec < best_s) {
+      best_s = sec;
       best = i;
     }
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
   p.set_pointers(c);
   return cands[best];
 }
@@ -329,24 +336,6 @@ std::pair<at::Tensor, at::Tensor> dgelu_bgrad_by(DgeluPath path, const at::Tenso
     return {d_pre, column_sum(d_pre)};
   }
   return gelu_backward_column_sum(dgrad("lt_dgelu_bgrad", dy, w, nullptr), pre);
-}
-
-// Seconds of `runs` calls of f on the current stream, after one untimed call.
-template <typename F>
-float seconds_of(F&& f, int runs, cudaStream_t stream) {
-  f();
-  cudaEvent_t start, stop;
-  CUDA_CHECK(cudaEventCreate(&start));
-  CUDA_CHECK(cudaEventCreate(&stop));
-  CUDA_CHECK(cudaEventRecord(start, stream));
-  for (int i = 0; i < runs; ++i) f();
-  CUDA_CHECK(cudaEventRecord(stop, stream));
-  CUDA_CHECK(cudaEventSynchronize(stop));
-  float ms = 0;
-  CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return ms / 1e3f;
 }
 
 // The faster path per (N, in, out, device), chosen on the shape's first call outside a capture
