@@ -26,11 +26,27 @@ bool column_sum_uses_kernel(const at::Tensor& x) {
 }
 
 namespace {
+
 void check_matrix(const char* fn, const at::Tensor& x) {
   if (!x.defined() || x.dim() != 2)
     throw std::invalid_argument(std::string(fn) + ": a 2-d (rows, cols) tensor is needed, got " +
                                 (x.defined() ? std::to_string(x.dim()) + "-d" : std::string("none")));
 }
+
+#ifdef GPTBENCH_WITH_CUDA
+// What a launch on x's rows needs: the fp32 sums (cols) and the kernels' partials, and the stream.
+struct SumLaunch {
+  at::Tensor out, partial;
+  cudaStream_t stream;
+};
+SumLaunch sum_launch(const at::Tensor& x) {
+  const auto f32 = x.options().dtype(at::kFloat);
+  const int64_t rows = x.size(0), cols = x.size(1);
+  return {at::empty({cols}, f32), at::empty({column_sum_parts(rows, cols) * cols}, f32),
+          at::cuda::getCurrentCUDAStream(x.device().index()).stream()};
+}
+#endif
+
 }  // namespace
 
 at::Tensor column_sum(const at::Tensor& x) {
@@ -38,14 +54,11 @@ at::Tensor column_sum(const at::Tensor& x) {
 #ifdef GPTBENCH_WITH_CUDA
   if (column_sum_uses_kernel(x) && x.numel() > 0) {
     const c10::cuda::CUDAGuard guard(x.device());
-    const int64_t rows = x.size(0), cols = x.size(1);
-    const auto f32 = x.options().dtype(at::kFloat);
-    auto out = at::empty({cols}, f32);
-    auto partial = at::empty({column_sum_parts(rows, cols) * cols}, f32);
+    const SumLaunch l = sum_launch(x);
     const ElemType t = check_elem_type(x.scalar_type(), {ElemType::kF32, ElemType::kBF16}, "column_sum");
-    launch_column_sum(x.data_ptr(), t, rows, cols, partial.data_ptr<float>(), out.data_ptr<float>(),
-                      at::cuda::getCurrentCUDAStream(x.device().index()).stream());
-    return out;
+    launch_column_sum(x.data_ptr(), t, x.size(0), x.size(1), l.partial.data_ptr<float>(),
+                      l.out.data_ptr<float>(), l.stream);
+    return l.out;
   }
 #endif
   return x.sum(0, /*keepdim=*/false, at::kFloat);
@@ -63,15 +76,12 @@ std::pair<at::Tensor, at::Tensor> gelu_backward_column_sum(const at::Tensor& dh,
                       dh.device() == pre.device() && dh.numel() > 0;
   if (kernel) {
     const c10::cuda::CUDAGuard guard(dh.device());
-    const int64_t rows = dh.size(0), cols = dh.size(1);
-    const auto f32 = dh.options().dtype(at::kFloat);
+    const SumLaunch l = sum_launch(dh);
     auto d_pre = at::empty_like(dh);
-    auto out = at::empty({cols}, f32);
-    auto partial = at::empty({column_sum_parts(rows, cols) * cols}, f32);
-    launch_gelu_backward_column_sum(dh.data_ptr(), pre.data_ptr(), d_pre.data_ptr(), rows, cols,
-                                    partial.data_ptr<float>(), out.data_ptr<float>(),
-                                    at::cuda::getCurrentCUDAStream(dh.device().index()).stream());
-    return {d_pre, out};
+    launch_gelu_backward_column_sum(dh.data_ptr(), pre.data_ptr(), d_pre.data_ptr(), dh.size(0),
+                                    dh.size(1), l.partial.data_ptr<float>(), l.out.data_ptr<float>(),
+                                    l.stream);
+    return {d_pre, l.out};
   }
 #endif
   auto d_pre = at::gelu_backward(dh, pre, "tanh");

@@ -4,12 +4,58 @@
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
+#include <stdexcept>
 
 #include "ops/cuda_check.h"
 
 namespace gptbench {
+
+namespace {
+
+// Two CUDA events, destroyed with the scope (also when an option throws).
+struct EventPair {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  EventPair() {
+    CUDA_CHECK(cudaEventCreate(&start));
+    try {
+      CUDA_CHECK(cudaEventCreate(&stop));
+    } catch (...) {
+      cudaEventDestroy(start);
+      throw;
+    }
+  }
+  ~EventPair() {
+    cudaEventDestroy(stop);
+    cudaEventDestroy(start);
+  }
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
+};
+
+}  // namespace
+
+size_t fastest_option(const std::vector<std::function<void()>>& options, cudaStream_t stream,
+                      int reps, int rounds) {
+  if (options.empty()) throw std::invalid_argument("fastest_option: no option to time");
+  EventPair ev;
+  std::vector<float> best(options.size(), 1e30f);
+  for (const auto& option : options) option();  // warm-up
+  for (int round = 0; round < rounds; ++round) {
+    for (size_t i = 0; i < options.size(); ++i) {
+      CUDA_CHECK(cudaEventRecord(ev.start, stream));
+      for (int r = 0; r < reps; ++r) options[i]();
+      CUDA_CHECK(cudaEventRecord(ev.stop, stream));
+      CUDA_CHECK(cudaEventSynchronize(ev.stop));
+      float ms = 0;
+      CUDA_CHECK(cudaEventElapsedTime(&ms, ev.start, ev.stop));
+      best[i] = std::min(best[i], ms);
+    }
+  }
+  return static_cast<size_t>(std::min_element(best.begin(), best.end()) - best.begin());
+}
 
 LtDevice lt_device(int device) {
   static std::mutex mu;

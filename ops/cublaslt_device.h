@@ -1,6 +1,7 @@
 #pragma once
 // The cuBLASLt handle and workspace that our cuBLASLt calls share (ops/gemm_cublaslt.cpp,
-// ops/linear_lt.cpp): one of each per device, created on first use and kept for the process.
+// ops/linear_lt.cpp): one of each per device, created on first use and kept for the process;
+// and the timing both use to choose among algorithms (fastest_option).
 // A workspace is used by one call at a time on the caller's current stream, as LibTorch uses its
 // own; callers hold their own lock while they launch.
 #ifdef GPTBENCH_WITH_CUDA
@@ -8,6 +9,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <vector>
 
 #include "ops/device/elem_type.h"
 
@@ -19,6 +22,14 @@ constexpr size_t kLtWorkspaceBytes = 32u << 20;  // what LibTorch gives cuBLASLt
 constexpr cudaDataType_t lt_data_type(ElemType t) {
   return t == ElemType::kF32 ? CUDA_R_32F : t == ElemType::kBF16 ? CUDA_R_16BF : CUDA_R_16F;
 }
+
+// The index of the fastest of `options` (each one call of an alternative, on `stream`): every
+// option is called once untimed, then timed over `reps` calls with CUDA events in `rounds`
+// interleaved rounds, and its best round counts (a clock or neighbour blip in one round does not
+// decide). Synchronises the stream, so never while it captures a CUDA graph. Throws what an
+// option throws, gptbench::CudaError on a CUDA failure, std::invalid_argument when empty.
+size_t fastest_option(const std::vector<std::function<void()>>& options, cudaStream_t stream,
+                      int reps, int rounds);
 
 struct LtDevice {
   cublasLtHandle_t handle;

@@ -5,6 +5,7 @@
 #include <ATen/cuda/CUDAContext.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -68,33 +69,17 @@ void launch(cublasLtHandle_t h, const LtMatmulDescs& p, const cublasLtMatmulAlgo
                               kLtWorkspaceBytes, stream));
 }
 
-// The fastest of the heuristic candidates: each is timed over kSearchReps launches with CUDA
-// events in kSearchRounds interleaved rounds, and its best round counts (so a clock or
-// neighbour blip in one round does not decide). The heuristic's first choice is a candidate,
-// so the search can only lose to it by measurement noise.
+// The fastest of the heuristic candidates (fastest_option: kSearchReps launches each, in
+// kSearchRounds interleaved rounds). The heuristic's first choice is a candidate, so the search
+// can only lose to it by measurement noise.
 cublasLtMatmulAlgo_t search(cublasLtHandle_t h, const LtMatmulDescs& p,
                             const std::vector<cublasLtMatmulHeuristicResult_t>& cands,
                             const at::Tensor& a, const at::Tensor& b, at::Tensor& c, void* ws,
                             cudaStream_t stream) {
-  cudaEvent_t start, stop;
-  CUDA_CHECK(cudaEventCreate(&start));
-  CUDA_CHECK(cudaEventCreate(&stop));
-  std::vector<float> best(cands.size(), 1e30f);
-  for (const auto& cand : cands) launch(h, p, &cand.algo, a, b, c, ws, stream);  // warm-up
-  for (int round = 0; round < kSearchRounds; ++round) {
-    for (size_t i = 0; i < cands.size(); ++i) {
-      CUDA_CHECK(cudaEventRecord(start, stream));
-      for (int r = 0; r < kSearchReps; ++r) launch(h, p, &cands[i].algo, a, b, c, ws, stream);
-      CUDA_CHECK(cudaEventRecord(stop, stream));
-      CUDA_CHECK(cudaEventSynchronize(stop));
-      float ms = 0;
-      CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-      best[i] = std::min(best[i], ms);
-    }
-  }
-  CUDA_CHECK(cudaEventDestroy(start));
-  CUDA_CHECK(cudaEventDestroy(stop));
-  return cands[std::min_element(best.begin(), best.end()) - best.begin()].algo;
+  std::vector<std::function<void()>> options;
+  for (const auto& cand : cands)
+    options.push_back([&, algo = &cand.algo] { launch(h, p, algo, a, b, c, ws, stream); });
+  return cands[fastest_option(options, stream, kSearchReps, kSearchRounds)].algo;
 }
 
 }  // namespace

@@ -17,8 +17,8 @@
 #include <ATen/cuda/CUDAContext.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -123,29 +123,11 @@ struct LtPlan : LtMatmulDescs {
   }
 };
 
-// Seconds of `runs` calls of f on `stream`, after one untimed call.
-template <typename F>
-float seconds_of(F&& f, int runs, cudaStream_t stream) {
-  f();
-  cudaEvent_t start, stop;
-  CUDA_CHECK(cudaEventCreate(&start));
-  CUDA_CHECK(cudaEventCreate(&stop));
-  CUDA_CHECK(cudaEventRecord(start, stream));
-  for (int i = 0; i < runs; ++i) f();
-  CUDA_CHECK(cudaEventRecord(stop, stream));
-  CUDA_CHECK(cudaEventSynchronize(stop));
-  float ms = 0;
-  CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return ms / 1e3f;
-}
-
 // Bytes of one element of cuBLASLt type t (the types used here).
 size_t lt_element_bytes(cudaDataType_t t) { return t == CUDA_R_32F ? 4 : 2; }
 
-// The fastest of the heuristic's candidates for call c, each run kTuneRuns times on c's inputs
-// into scratch outputs (D, and the GELU aux the epilogue writes): the heuristic's first choice
+// The fastest of the heuristic's candidates for call c (fastest_option: kTuneRuns runs each, one
+// round) on c's inputs into scratch outputs (D, and the GELU aux the epilogue writes): the heuristic's first choice
 // is not always the fastest, and a plan is made once per shape, so the timing costs a few
 // milliseconds once. The first candidate when there is one, when the stream is capturing a CUDA
 // graph (no synchronisation allowed), or when the scratch does not fit in memory.
@@ -173,18 +155,18 @@ cublasLtMatmulAlgo_t fastest(LtPlan& p, const std::vector<cublasLtMatmulAlgo_t>&
     return cublasLtMatmul(lt.handle, p.op, &alpha, t.a, p.a, t.b, p.b, &t.beta, t.d, p.d, t.d, p.d,
                           &algo, lt.workspace, kLtWorkspaceBytes, lt.stream);
   };
-  size_t best = 0;
-  float best_s = INFINITY;
-  for (size_t i = 0; i < cands.size(); ++i) {
-    if (launch(cands[i]) != CUBLAS_STATUS_SUCCESS) continue;  // one cuBLASLt refuses is skipped
-    const float sec = seconds_of([&] { CUBLAS_CHECK(launch(cands[i])); }, kTuneRuns, lt.stream);
-    if (sec < best_s) {
-      best_s = sec;
-      best = i;
-    }
+  std::vector<cublasLtMatmulAlgo_t> usable;  // those cuBLASLt does not refuse for this call
+  for (const auto& algo : cands)
+    if (launch(algo) == CUBLAS_STATUS_SUCCESS) usable.push_back(algo);
+  if (usable.empty()) {
+    p.set_pointers(c);
+    return cands[0];
   }
+  std::vector<std::function<void()>> options;
+  for (const auto& algo : usable) options.push_back([&launch, &algo] { CUBLAS_CHECK(launch(algo)); });
+  const size_t best = fastest_option(options, lt.stream, kTuneRuns, /*rounds=*/1);
   p.set_pointers(c);
-  return cands[best];
+  return usable[best];
 }
 
 struct LtState {
@@ -352,16 +334,12 @@ DgeluPath fastest_dgelu_path(const at::Tensor& dy, const at::Tensor& w, const at
   cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
   CUDA_CHECK(cudaStreamIsCapturing(stream, &capturing));
   if (capturing != cudaStreamCaptureStatusNone) return DgeluPath::kEpilogue;
+  constexpr DgeluPath kPaths[] = {DgeluPath::kEpilogue, DgeluPath::kSeparate};
   DgeluPath best = DgeluPath::kEpilogue;
-  float best_s = INFINITY;
   try {
-    for (DgeluPath p : {DgeluPath::kEpilogue, DgeluPath::kSeparate}) {
-      const float t = seconds_of([&] { (void)dgelu_bgrad_by(p, dy, w, pre); }, kTuneRuns, stream);
-      if (t < best_s) {
-        best_s = t;
-        best = p;
-      }
-    }
+    std::vector<std::function<void()>> options;
+    for (DgeluPath p : kPaths) options.push_back([&, p] { (void)dgelu_bgrad_by(p, dy, w, pre); });
+    best = kPaths[fastest_option(options, stream, kTuneRuns, /*rounds=*/1)];
   } catch (const c10::OutOfMemoryError&) {  // no room to time both: decide on a later call
     return DgeluPath::kEpilogue;
   }
