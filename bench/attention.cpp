@@ -5,8 +5,10 @@
 //           sdpa_efficient, sdpa_flash, sdpa_cudnn (at::scaled_dot_product_attention with the
 //           backend forced through the global context and restored after; a backend that does
 //           not support a point — flash in fp32, cuDNN in fp32, any fused backend on the CPU — is
-//           skipped with LibTorch's reason), and flash — our FlashAttention-2 kernel
-//           (ops/attention/; bf16/fp16 on CUDA, fp32 points skipped with its reason).
+//           skipped with LibTorch's reason), flash — our FlashAttention-2 kernel
+//           (ops/attention/; bf16/fp16 on CUDA, fp32 points skipped with its reason) — and
+//           flash_sm90 — our Hopper forward (TMA + wgmma, d = 64 and 128 on compute capability
+//           9.0; elsewhere skipped with the reason) with the portable backward.
 //   dtypes: fp32 (TF32 off), bf16 (of those selected with --gptbench_dtypes).
 //   grid:   B = --gptbench_batch (8 on a GPU), H = heads of each selected model (small: 12).
 //           GPU default: L ∈ {1024, 4096} × d ∈ {64, 128}, causal; --gptbench_full=true:
@@ -59,7 +61,7 @@ Case make_attention_case(const AttnPoint& p, c10::Device device) {
   const DtypeSpec& spec = p.dtype;
   if (!device.is_cuda() &&
       (backend == AttnBackend::kSdpaEfficient || backend == AttnBackend::kSdpaCudnn ||
-       backend == AttnBackend::kFlash))
+       backend == AttnBackend::kFlash || backend == AttnBackend::kFlashSm90))
     throw SkipCase("skipped: " + p.impl + " runs on CUDA only");
   auto opts = at::TensorOptions().device(device).dtype(spec.type);
   struct State {
@@ -155,7 +157,8 @@ GPTBENCH_FAMILY(attention, const SuiteInputs& in) {
               for (const auto& impl : attn_backend_names()) {
                 AttnPoint p{impl, dtype, causal, backward, in.batch, h, l, d};
                 CaseSpec spec;
-                spec.needs_cuda_kernels = impl == "flash";  // our kernel (ops/attention/)
+                // our kernels (ops/attention/)
+                spec.needs_cuda_kernels = impl == "flash" || impl == "flash_sm90";
                 spec.name = BenchName("attention", {impl, dtype.name, causal ? "causal" : "noncausal",
                                                     backward ? "fwd_bwd" : "fwd"})
                                 .axis("B", in.batch).axis("H", h).axis("L", l).axis("d", d);

@@ -14,7 +14,8 @@ namespace gptbench {
 
 const std::vector<std::string>& attn_backend_names() {
   static const std::vector<std::string> kNames = {"naive", "sdpa_math", "sdpa_efficient",
-                                                  "sdpa_flash", "sdpa_cudnn", "flash"};
+                                                  "sdpa_flash", "sdpa_cudnn", "flash",
+                                                  "flash_sm90"};
   return kNames;
 }
 
@@ -37,7 +38,8 @@ SdpBackendGuard::SdpBackendGuard(AttnBackend backend) {
   mem_efficient_ = ctx.userEnabledMemEfficientSDP();
   math_ = ctx.userEnabledMathSDP();
   cudnn_ = ctx.userEnabledCuDNNSDP();
-  const bool all = backend == AttnBackend::kNaive || backend == AttnBackend::kFlash;
+  const bool all = backend == AttnBackend::kNaive || backend == AttnBackend::kFlash ||
+                   backend == AttnBackend::kFlashSm90;
   ctx.setSDPUseFlash(all || backend == AttnBackend::kSdpaFlash);
   ctx.setSDPUseMemEfficient(all || backend == AttnBackend::kSdpaEfficient);
   ctx.setSDPUseMath(all || backend == AttnBackend::kSdpaMath);
@@ -72,7 +74,10 @@ at::Tensor naive_attention(const at::Tensor& q, const at::Tensor& k, const at::T
 at::Tensor attention_forward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                              bool causal, AttnBackend backend) {
   if (backend == AttnBackend::kNaive) return naive_attention(q, k, v, causal);
-  if (backend == AttnBackend::kFlash) return flash_attention(q, k, v, causal);
+  if (backend == AttnBackend::kFlash)
+    return flash_attention(q, k, v, causal, FlashKernel::kPortable);
+  if (backend == AttnBackend::kFlashSm90)
+    return flash_attention(q, k, v, causal, FlashKernel::kSm90);
   SdpBackendGuard guard(backend);
   return at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, /*dropout_p=*/0.0, causal);
 }

@@ -14,10 +14,20 @@
 
 namespace gptbench {
 
-// kFlash is our FlashAttention-2 kernel (ops/attention/flash.h), not an SDPA backend.
-enum class AttnBackend { kNaive, kSdpaMath, kSdpaEfficient, kSdpaFlash, kSdpaCudnn, kFlash };
+// kFlash and kFlashSm90 are our kernels (ops/attention/flash.h), not SDPA backends: the portable
+// FlashAttention-2 kernel (mma.sync) and the Hopper forward (TMA + wgmma; compute capability 9.0,
+// d = 64 and 128) with the portable backward.
+enum class AttnBackend {
+  kNaive,
+  kSdpaMath,
+  kSdpaEfficient,
+  kSdpaFlash,
+  kSdpaCudnn,
+  kFlash,
+  kFlashSm90
+};
 
-// naive, sdpa_math, sdpa_efficient, sdpa_flash, sdpa_cudnn.
+// naive, sdpa_math, sdpa_efficient, sdpa_flash, sdpa_cudnn, flash, flash_sm90.
 const std::vector<std::string>& attn_backend_names();
 // Throws std::invalid_argument naming the valid names.
 AttnBackend parse_attn_backend(const std::string& name);

@@ -113,9 +113,27 @@ Params qkv_params(const at::Tensor& qk, const at::Tensor& kk, const at::Tensor& 
   p.dtype = flash_dtype(qk.scalar_type()).value();
   return p;
 }
+
+// Why the Hopper forward cannot run p on `device`, or "".
+std::string sm90_reason(const FlashFwdParams& p, c10::Device device) {
+  const cudaDeviceProp* prop = at::cuda::getDeviceProperties(device.index());
+  return flash_forward_sm90_unsupported(p, prop->major, prop->minor);
+}
 #endif
 
 }  // namespace
+
+std::string flash_sm90_unsupported(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+  check_qkv("flash_sm90_unsupported", q, k, v);
+#ifdef GPTBENCH_WITH_CUDA
+  c10::cuda::CUDAGuard guard(q.device());
+  return sm90_reason(qkv_params<FlashFwdParams>(kernel_layout(q), kernel_layout(k),
+                                                kernel_layout(v), false),
+                     q.device());
+#else
+  return "this build has no CUDA kernels";
+#endif
+}
 
 bool flash_attention_supports_head_dim(int64_t d) {
   return d == 16 || d == 32 || d == 64 || d == 128;
@@ -128,7 +146,8 @@ bool flash_attention_available() { return false; }
 #endif
 
 void flash_attention_forward_out(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                                 bool causal, at::Tensor& o, at::Tensor& lse) {
+                                 bool causal, at::Tensor& o, at::Tensor& lse,
+                                 FlashKernel kernel) {
   constexpr const char* fn = "flash_attention_forward";
   check_qkv(fn, q, k, v);
   check_out(fn, "o", o, q.sizes(), q.scalar_type(), q);
@@ -140,17 +159,25 @@ void flash_attention_forward_out(const at::Tensor& q, const at::Tensor& k, const
   auto p = qkv_params<FlashFwdParams>(qk, kk, vk, causal);
   p.o = o.data_ptr();
   p.lse = lse.data_ptr<float>();
-  launch_flash_forward(p, at::cuda::getCurrentCUDAStream(q.device().index()).stream());
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream(q.device().index()).stream();
+  if (kernel == FlashKernel::kPortable) return launch_flash_forward(p, stream);
+  const std::string why = sm90_reason(p, q.device());
+  TORCH_CHECK(kernel == FlashKernel::kAuto || why.empty(), fn,
+              ": the Hopper (sm90) kernel cannot run this problem: ", why);
+  if (why.empty())
+    launch_flash_forward_sm90(p, stream);
+  else
+    launch_flash_forward(p, stream);
 #endif
 }
 
 FlashOutput flash_attention_forward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                                    bool causal) {
+                                    bool causal, FlashKernel kernel) {
   check_qkv("flash_attention_forward", q, k, v);
   FlashOutput out;
   out.o = at::empty(q.sizes(), q.options().memory_format(at::MemoryFormat::Contiguous));
   out.lse = at::empty(q.sizes().slice(0, 3), q.options().dtype(at::kFloat));
-  flash_attention_forward_out(q, k, v, causal, out.o, out.lse);
+  flash_attention_forward_out(q, k, v, causal, out.o, out.lse, kernel);
   return out;
 }
 
@@ -206,8 +233,9 @@ namespace {
 class FlashAttentionFunction : public torch::autograd::Function<FlashAttentionFunction> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& q,
-                            const at::Tensor& k, const at::Tensor& v, bool causal) {
-    FlashOutput out = flash_attention_forward(q, k, v, causal);
+                            const at::Tensor& k, const at::Tensor& v, bool causal,
+                            FlashKernel kernel) {
+    FlashOutput out = flash_attention_forward(q, k, v, causal, kernel);
     ctx->save_for_backward({q, k, v, out.o, out.lse});
     ctx->saved_data["causal"] = causal;
     return out.o;
@@ -217,19 +245,20 @@ class FlashAttentionFunction : public torch::autograd::Function<FlashAttentionFu
                                                  torch::autograd::variable_list grads) {
     const auto saved = ctx->get_saved_variables();  // q, k, v, o, lse
     const bool causal = ctx->saved_data["causal"].toBool();
-    if (!grads[0].defined()) return {at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+    if (!grads[0].defined())
+      return {at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
     FlashGrads g =
         flash_attention_backward(saved[0], saved[1], saved[2], saved[3], saved[4], grads[0], causal);
-    return {g.dq, g.dk, g.dv, at::Tensor()};
+    return {g.dq, g.dk, g.dv, at::Tensor(), at::Tensor()};
   }
 };
 
 }  // namespace
 
 at::Tensor flash_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                           bool causal) {
+                           bool causal, FlashKernel kernel) {
   check_qkv("flash_attention", q, k, v);  // report bad input before autograd wraps it
-  return FlashAttentionFunction::apply(q, k, v, causal);
+  return FlashAttentionFunction::apply(q, k, v, causal, kernel);
 }
 
 // ---- References ---------------------------------------------------------------------------

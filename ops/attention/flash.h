@@ -15,7 +15,15 @@
 // kernels. Shape and dtype are checked before the device, so they are reported on the CPU too.
 #include <ATen/ATen.h>
 
+#include <string>
+
 namespace gptbench {
+
+// Which forward kernel runs. kAuto: the Hopper kernel (TMA + wgmma, ops/attention/sm90/) where
+// it can run (compute capability 9.0, d = 64 or 128), else the portable mma.sync kernel;
+// kPortable, kSm90: that kernel (kSm90 throws, saying why, where it cannot run). The backward is
+// the portable kernel's in every case.
+enum class FlashKernel { kAuto, kPortable, kSm90 };
 
 struct FlashOutput {
   at::Tensor o;    // (B, H, L, d), the inputs' dtype
@@ -32,13 +40,18 @@ bool flash_attention_available();
 // Head dims the kernels are compiled for: 16, 32, 64, 128.
 bool flash_attention_supports_head_dim(int64_t d);
 
+// Why the Hopper (sm90) forward cannot run attention over q, k, v (checked as
+// flash_attention_forward checks them), or "" when it can.
+std::string flash_sm90_unsupported(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
+
 // Forward: o and lse. Not differentiable by itself (see flash_attention).
 FlashOutput flash_attention_forward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                                    bool causal);
+                                    bool causal, FlashKernel kernel = FlashKernel::kAuto);
 // As flash_attention_forward, into o (contiguous (B, H, L, d), the inputs' dtype, 16-byte
 // aligned) and lse (contiguous (B, H, L) fp32) on the inputs' device.
 void flash_attention_forward_out(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                                 bool causal, at::Tensor& o, at::Tensor& lse);
+                                 bool causal, at::Tensor& o, at::Tensor& lse,
+                                 FlashKernel kernel = FlashKernel::kAuto);
 
 // Backward from the forward's o and lse and dout = dLoss/do: dq, dk, dv. Allocates an fp32 dQ
 // workspace of B·H·L·d floats and B·H·L floats for D = rowsum(dout ∘ o).
@@ -55,7 +68,7 @@ void flash_attention_backward_out(const at::Tensor& q, const at::Tensor& k, cons
 // o = softmax(q kᵀ / sqrt(d) (+ causal mask)) v, differentiable through a
 // torch::autograd::Function whose backward is flash_attention_backward (saves q, k, v, o, lse).
 at::Tensor flash_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                           bool causal);
+                           bool causal, FlashKernel kernel = FlashKernel::kAuto);
 
 // ---- References (CPU, float64; any dtype and device in, CPU float64 tensors out) -------------
 

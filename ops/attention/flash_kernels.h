@@ -12,6 +12,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <string>
 
 #include "ops/attention/flash_tiles.h"
 #include "ops/device/elem_type.h"
@@ -69,5 +70,12 @@ void launch_flash_forward(const FlashFwdParams& p, cudaStream_t stream);
 // the main pass over key blocks with dQ accumulated by fp32 atomics into dq_accum, and the
 // conversion of dq_accum to dq).
 void launch_flash_backward(const FlashBwdParams& p, cudaStream_t stream);
+
+// The Hopper forward (ops/attention/sm90/flash_fwd_sm90.cu, built for sm_90a: TMA copies and
+// warpgroup MMAs), the same contract as launch_flash_forward for the problems it takes.
+// Why it cannot run p on a GPU of compute capability cc_major.cc_minor, or "" when it can
+// (compute capability 9.0, d = 64 or 128, strides positive multiples of 8 elements).
+std::string flash_forward_sm90_unsupported(const FlashFwdParams& p, int cc_major, int cc_minor);
+void launch_flash_forward_sm90(const FlashFwdParams& p, cudaStream_t stream);
 
 }  // namespace gptbench

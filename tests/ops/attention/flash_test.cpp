@@ -402,18 +402,29 @@ double tol_o(at::ScalarType t) { return t == at::kBFloat16 ? 1e-2 : 3e-3; }
 double tol_grad(at::ScalarType t) { return t == at::kBFloat16 ? 2e-2 : 5e-3; }
 constexpr double kTolLse = 1e-3;
 
-using GpuParam = std::tuple<std::string, int, int, bool>;  // dtype, d, L, causal
+// dtype, d, L, causal, forward kernel (the backward is the portable kernel's in both cases).
+using GpuParam = std::tuple<std::string, int, int, bool, FlashKernel>;
+
+// Why the Hopper forward cannot run on this GPU at head dim d, or "" when it can.
+std::string sm90_skip_reason(int d) {
+  const auto x = at::zeros({1, 1, 8, d}, at::TensorOptions().dtype(at::kBFloat16).device(at::kCUDA));
+  return flash_sm90_unsupported(x, x, x);
+}
 
 class FlashAttentionGpu : public ::testing::TestWithParam<GpuParam> {
  protected:
   void SetUp() override {
     std::string why;
     if (!gpu_ready(&why)) GTEST_SKIP() << why;
+    if (std::get<4>(GetParam()) == FlashKernel::kSm90) {
+      why = sm90_skip_reason(std::get<1>(GetParam()));
+      if (!why.empty()) GTEST_SKIP() << why;
+    }
   }
 };
 
 TEST_P(FlashAttentionGpu, ForwardBackwardMatchReference) {
-  const auto [dtype_name, d, L, causal] = GetParam();
+  const auto [dtype_name, d, L, causal, kernel] = GetParam();
   const at::ScalarType dtype = dtype_name == "bf16" ? at::kBFloat16 : at::kHalf;
   // B != H so that a swapped batch/head index shows; fewer heads at the longest L.
   const int64_t B = L > 2000 ? 1 : 2, H = L > 2000 ? 2 : 3;
@@ -425,7 +436,7 @@ TEST_P(FlashAttentionGpu, ForwardBackwardMatchReference) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   auto o = at::full({B, H, L, d}, nan, opts);
   auto lse = at::full({B, H, L}, nan, opts.dtype(at::kFloat));
-  flash_attention_forward_out(q, k, v, causal, o, lse);
+  flash_attention_forward_out(q, k, v, causal, o, lse, kernel);
   auto dq = at::full({B, H, L, d}, nan, opts), dk = at::full({B, H, L, d}, nan, opts);
   auto dv = at::full({B, H, L, d}, nan, opts);
   flash_attention_backward_out(q, k, v, o, lse, dout, causal, dq, dk, dv);
@@ -439,7 +450,7 @@ TEST_P(FlashAttentionGpu, ForwardBackwardMatchReference) {
   EXPECT_EQ(check_grad(dv, ref.dv, ref.dv, tol_grad(dtype)), "") << "dv";
 
   // The forward has no atomics: a second run is bitwise identical.
-  auto o2 = flash_attention_forward(q, k, v, causal);
+  auto o2 = flash_attention_forward(q, k, v, causal, kernel);
   EXPECT_TRUE(at::equal(o2.o, o)) << "forward not deterministic";
   EXPECT_TRUE(at::equal(o2.lse, lse)) << "lse not deterministic";
 }
@@ -447,12 +458,48 @@ TEST_P(FlashAttentionGpu, ForwardBackwardMatchReference) {
 INSTANTIATE_TEST_SUITE_P(
     Shapes, FlashAttentionGpu,
     ::testing::Combine(::testing::Values("bf16", "fp16"), ::testing::Values(16, 32, 64, 128),
-                       ::testing::Values(1, 17, 130, 1000, 4097), ::testing::Bool()),
+                       ::testing::Values(1, 17, 130, 1000, 4097), ::testing::Bool(),
+                       ::testing::Values(FlashKernel::kPortable, FlashKernel::kSm90)),
     [](const ::testing::TestParamInfo<GpuParam>& info) {
       return std::get<0>(info.param) + "_d" + std::to_string(std::get<1>(info.param)) + "_L" +
              std::to_string(std::get<2>(info.param)) + "_" +
-             (std::get<3>(info.param) ? "causal" : "noncausal");
+             (std::get<3>(info.param) ? "causal" : "noncausal") +
+             (std::get<4>(info.param) == FlashKernel::kSm90 ? "_sm90" : "_portable");
     });
+
+// kAuto runs the Hopper forward where it can and the portable one elsewhere; forcing the sm90
+// kernel where it cannot run is a clear error, not a wrong answer.
+TEST(FlashAttentionDispatch, AutoPicksSm90OnHopperAndForcingItElsewhereThrows) {
+  std::string why;
+  if (!gpu_ready(&why)) GTEST_SKIP() << why;
+  at::manual_seed(11);
+  const auto opts = at::TensorOptions().dtype(at::kBFloat16).device(at::kCUDA);
+  for (int64_t d : {32, 64}) {
+    auto q = at::randn({1, 2, 200, d}, opts), k = at::randn({1, 2, 200, d}, opts);
+    auto v = at::randn({1, 2, 200, d}, opts);
+    const auto autod = flash_attention_forward(q, k, v, true);
+    const std::string sm90_why = sm90_skip_reason(static_cast<int>(d));
+    if (sm90_why.empty()) {
+      EXPECT_TRUE(at::equal(autod.o, flash_attention_forward(q, k, v, true, FlashKernel::kSm90).o))
+          << "d = " << d;
+    } else {
+      EXPECT_TRUE(
+          at::equal(autod.o, flash_attention_forward(q, k, v, true, FlashKernel::kPortable).o))
+          << "d = " << d;
+      EXPECT_THROW(
+          {
+            try {
+              flash_attention_forward(q, k, v, true, FlashKernel::kSm90);
+            } catch (const c10::Error& e) {
+              EXPECT_NE(std::string(e.what()).find("sm90"), std::string::npos) << e.what();
+              throw;
+            }
+          },
+          c10::Error)
+          << "d = " << d;
+    }
+  }
+}
 
 class FlashAttentionGpuLayout : public ::testing::Test {
  protected:

@@ -1,0 +1,107 @@
+#pragma once
+// Hopper (sm_90a) building blocks written as inline PTX: mbarriers, the tensor copy engine
+// (TMA, cp.async.bulk.tensor), warpgroup MMA fences, shared-memory matrix descriptors and
+// register reallocation. Device code compiled for sm_90a only (ops/attention/sm90/); PTX ISA
+// sections named per function. CUDA only (no LibTorch).
+#include <cuda.h>  // CUtensorMap
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace gptbench {
+namespace sm90 {
+
+// ---- mbarrier (PTX ISA "Parallel Synchronization and Communication Instructions: mbarrier") --
+// `bar` is the shared-space byte address of an 8-byte aligned 64-bit mbarrier.
+
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t arrivals) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(arrivals) : "memory");
+}
+// Makes initialised mbarriers visible to the copy engine (then a block barrier for the threads).
+__device__ __forceinline__ void mbar_init_fence() {
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+// One arrival that also announces `bytes` of copies completing on this barrier in this phase.
+__device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+// Waits until the phase of parity `parity` (0, 1, 0, ... for phases 0, 1, 2, ...) has completed.
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+  uint32_t done = 0;
+  do {
+    asm volatile(
+        "{\n .reg .pred p;\n"
+        " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        " selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+
+// ---- Tensor copies (cp.async.bulk.tensor) -----------------------------------------------------
+// A 4-D tile of `map` at element coordinates (c0 innermost .. c3) into shared memory at `dst`
+// (aligned as the map's swizzle needs: 1024 bytes for 128-byte swizzle); completes `bytes` of
+// the transaction count of mbarrier `bar`. Elements outside the tensor are filled with zeros.
+__device__ __forceinline__ void tma_load_4d(uint32_t dst, const CUtensorMap* map, uint32_t bar,
+                                            int c0, int c1, int c2, int c3) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3, %4, %5}], [%6];" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
+      : "memory");
+}
+__device__ __forceinline__ void tma_prefetch_map(const CUtensorMap* map) {
+  asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
+}
+
+// ---- Warpgroup MMA ordering (wgmma.fence / commit_group / wait_group) ---------------------------
+// fence: before the first wgmma that reads registers (accumulators, A fragments) written since
+// the last fence. commit: closes a group of issued wgmmas. wait<N>: until at most N groups pend.
+__device__ __forceinline__ void wgmma_fence() {
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_commit() {
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+template <int kPending>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(kPending) : "memory");
+}
+// Keeps the compiler from moving reads or writes of r across asynchronous MMAs that use it.
+template <int N>
+__device__ __forceinline__ void pin_registers(float (&r)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(r[i])::"memory");
+}
+
+// ---- Shared-memory matrix descriptors (PTX ISA "Matrix Descriptor Format") ---------------------
+// For 128-byte swizzled tiles (swizzle atoms of 8 rows × 128 bytes = 1024 bytes, starting on
+// 1024-byte boundaries, so the base offset is 0). Canonical layouts, in 16-byte units T:
+//   K-major:  ((8, m), (T, 2k)) : ((8T, SBO), (1, T))   — SBO: from one 8-row group to the next;
+//             LBO unused (1). A step of 16 elements along K adds 32 bytes to the start address.
+//   MN-major: ((T, 8, m), (8, k)) : ((1, T, LBO), (8T, SBO)) — LBO: from one 64-element (128 B)
+//             column block to the next along MN; SBO: from one 8-row group to the next along K.
+__device__ __forceinline__ uint64_t sw128_desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
+  return uint64_t{(addr & 0x3FFFFu) >> 4} | uint64_t{(lbo & 0x3FFFFu) >> 4} << 16 |
+         uint64_t{(sbo & 0x3FFFFu) >> 4} << 32 | uint64_t{1} << 62;
+}
+
+// ---- Register reallocation between warpgroups (setmaxnreg) --------------------------------------
+// Takes effect only in a kernel with a register cap at entry (__launch_bounds__(threads, 1)) and
+// when every warp of a warpgroup executes it.
+template <int kRegs>
+__device__ __forceinline__ void setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kRegs));
+}
+template <int kRegs>
+__device__ __forceinline__ void setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kRegs));
+}
+
+}  // namespace sm90
+}  // namespace gptbench
