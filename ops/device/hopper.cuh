@@ -91,6 +91,16 @@ __device__ __forceinline__ uint64_t sw128_desc(uint32_t addr, uint32_t lbo, uint
          uint64_t{(sbo & 0x3FFFFu) >> 4} << 32 | uint64_t{1} << 62;
 }
 
+// ---- Named barriers (bar.sync / bar.arrive with an id and a thread count) ----------------------
+// Id 0 is __syncthreads'. sync waits until `threads` threads have arrived (itself included);
+// arrive counts the caller without waiting.
+__device__ __forceinline__ void named_barrier_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
 // ---- Register reallocation between warpgroups (setmaxnreg) --------------------------------------
 // Takes effect only in a kernel with a register cap at entry (__launch_bounds__(threads, 1)) and
 // when every warp of a warpgroup executes it.

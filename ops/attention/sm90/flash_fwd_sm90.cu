@@ -16,8 +16,11 @@
 // 64 columns (128 bytes) × 128 rows, d/64 panels per tile; wgmma reads the same layout through
 // its descriptors (ops/device/hopper.cuh), so no thread touches Q, K or V in shared memory.
 // Rows beyond L are zero-filled by the copy engine and masked; only rows < L are written.
-// Causal: a query tile visits key tiles up to its diagonal, the diagonal (masked) tile first,
-// heaviest query tiles first (blockIdx.y counts from the last).
+// Causal: a query tile visits key tiles up to its diagonal, the diagonal (masked) tile first.
+// Block order: the query tiles of one head run next to each other (blockIdx.x, heaviest first:
+// it counts from the last), so the blocks resident at once read the K and V of one or two heads
+// from L2; heads in blockIdx.y. (With heads fastest, as the portable kernel's ungrouped order, the
+// 132 resident blocks stream 132 heads' K and V from memory.)
 //
 // Shared memory: Q (128 × d) + kStages × (K + V) (128 × d each) = 80 KB (d = 64), 160 KB (128),
 // plus the mbarriers: one block per SM.
@@ -59,52 +62,68 @@ struct Smem {
   static constexpr uint32_t kK = kQ + kTile;              // kStages tiles
   static constexpr uint32_t kV = kK + kStages * kTile;    // kStages tiles
   static constexpr uint32_t kBars = kV + kStages * kTile;  // mbarriers, 8 bytes each
-  // q_full, k_full[kStages], v_full[kStages], empty[kStages]
-  static constexpr uint32_t kBarCount = 1 + 3 * kStages;
+  // q_full, then per stage: k_full, k_empty, v_full, v_empty
+  static constexpr uint32_t kBarCount = 1 + 4 * kStages;
   static constexpr uint32_t kBytes = kBars + 8 * kBarCount + 1024;  // + alignment slack
   static __device__ uint32_t q_full(uint32_t base) { return base + kBars; }
   static __device__ uint32_t k_full(uint32_t base, int s) { return base + kBars + 8 * (1 + s); }
-  static __device__ uint32_t v_full(uint32_t base, int s) {
+  static __device__ uint32_t k_empty(uint32_t base, int s) {
     return base + kBars + 8 * (1 + kStages + s);
   }
-  static __device__ uint32_t empty(uint32_t base, int s) {
+  static __device__ uint32_t v_full(uint32_t base, int s) {
     return base + kBars + 8 * (1 + 2 * kStages + s);
   }
+  static __device__ uint32_t v_empty(uint32_t base, int s) {
+    return base + kBars + 8 * (1 + 3 * kStages + s);
+  }
 };
+
+// Key tile `it` of the visiting order sits in ring stage it % kStages; its full and empty
+// barriers complete once per use, so use number it / kStages waits for parity (it / kStages) & 1.
+__device__ __forceinline__ int stage_of(int it) { return it % kStages; }
+__device__ __forceinline__ uint32_t parity_of(int it) { return (it / kStages) & 1; }
 
 __device__ __forceinline__ int key_tiles(int m_block, int L, bool causal) {
   const int all = (L + kBlockN - 1) / kBlockN;
   return causal ? min(all, ((m_block + 1) * kBlockM + kBlockN - 1) / kBlockN) : all;
 }
 
-// The producer: Q once, then the key/value tiles from the last (diagonal) to the first.
+// The producer: Q once, then K and V tiles from the last (diagonal) key tile to the first, V one
+// tile behind K (the consumers use V_j while they compute S_{j+1}), each into its own ring.
 template <int kD>
 __device__ void produce(uint32_t base, const CUtensorMap* tq, const CUtensorMap* tk,
                         const CUtensorMap* tv, int b, int h, int m0, int n_tiles) {
   using S = Smem<kD>;
   constexpr int kPanels = kD / kPanelCols;
-  sm90::mbar_arrive_expect_tx(S::q_full(base), S::kTile);
+  auto load = [&](const CUtensorMap* map, uint32_t dst, uint32_t full, int row0) {
+    sm90::mbar_arrive_expect_tx(full, S::kTile);
 #pragma unroll
-  for (int p = 0; p < kPanels; ++p)
-    sm90::tma_load_4d(base + S::kQ + p * kPanelBytes, tq, S::q_full(base), p * kPanelCols, m0, h,
-                      b);
+    for (int p = 0; p < kPanels; ++p)
+      sm90::tma_load_4d(dst + p * kPanelBytes, map, full, p * kPanelCols, row0, h, b);
+  };
+  auto row_of = [&](int it) { return (n_tiles - 1 - it) * kBlockN; };
+  auto load_kv = [&](bool is_k, int it) {
+    const int s = stage_of(it);
+    if (it >= kStages)
+      sm90::mbar_wait(is_k ? S::k_empty(base, s) : S::v_empty(base, s), parity_of(it) ^ 1);
+    if (is_k)
+      load(tk, base + S::kK + s * S::kTile, S::k_full(base, s), row_of(it));
+    else
+      load(tv, base + S::kV + s * S::kTile, S::v_full(base, s), row_of(it));
+  };
+  load(tq, base + S::kQ, S::q_full(base), m0);
   for (int it = 0; it < n_tiles; ++it) {
-    const int s = it % kStages, n0 = (n_tiles - 1 - it) * kBlockN;
-    if (it >= kStages) sm90::mbar_wait(S::empty(base, s), ((it / kStages) + 1) & 1);
-    sm90::mbar_arrive_expect_tx(S::k_full(base, s), S::kTile);
-#pragma unroll
-    for (int p = 0; p < kPanels; ++p)
-      sm90::tma_load_4d(base + S::kK + s * S::kTile + p * kPanelBytes, tk, S::k_full(base, s),
-                        p * kPanelCols, n0, h, b);
-    sm90::mbar_arrive_expect_tx(S::v_full(base, s), S::kTile);
-#pragma unroll
-    for (int p = 0; p < kPanels; ++p)
-      sm90::tma_load_4d(base + S::kV + s * S::kTile + p * kPanelBytes, tv, S::v_full(base, s),
-                        p * kPanelCols, n0, h, b);
+    load_kv(true, it);
+    if (it > 0) load_kv(false, it - 1);
   }
+  load_kv(false, n_tiles - 1);
 }
 
-// A consumer warpgroup: rows m0 + 64·wg .. +63 of the query tile.
+// A consumer warpgroup: rows m0 + 64·wg .. +63 of the query tile. Per key tile j (in visiting
+// order) it issues S_j = Q K_jᵀ and O += P_{j-1} V_{j-1} together, then computes the softmax of
+// S_j while the tensor cores run P V (FlashAttention-3's overlap within a warpgroup). The two
+// consumer warpgroups take turns to issue their MMAs (named barriers 1 and 2: ping-pong), so
+// one's softmax runs under the other's MMAs.
 template <typename T, int kD>
 __device__ void consume(uint32_t base, const FlashFwdParams& p, int b, int h, int m0, int wg,
                         int n_tiles) {
@@ -121,32 +140,45 @@ __device__ void consume(uint32_t base, const FlashFwdParams& p, int b, int h, in
   float o[kD / 2];
 #pragma unroll
   for (int i = 0; i < kD / 2; ++i) o[i] = 0.f;
+  float sc[kBlockN / 2];  // S of the newest tile, then its P (fp32)
+  uint32_t pa[kBlockN / 16][4];  // P of the previous tile, 16-bit, as wgmma's A operand
   float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.f, 0.f};
 
-  sm90::mbar_wait(S::q_full(base), 0);
-  for (int it = 0; it < n_tiles; ++it) {
-    const int s = it % kStages;
-    const uint32_t parity = (it / kStages) & 1;
-    const int n0 = (n_tiles - 1 - it) * kBlockN;
-
-    // S = Q Kᵀ: K-major A (this warpgroup's 64 rows of Q) and B (the 128 keys), 16 columns of d
-    // per wgmma: 32 bytes along the swizzled row within a panel.
-    float sc[kBlockN / 2];
-    sm90::mbar_wait(S::k_full(base, s), parity);
-    sm90::wgmma_fence();
+  // Ping-pong: this warpgroup may issue MMAs once the other has issued its own.
+  auto my_turn = [&] { sm90::named_barrier_sync(1 + wg, 256); };
+  auto your_turn = [&] { sm90::named_barrier_arrive(2 - wg, 256); };
+  auto release = [&](uint32_t bar) {
+    __syncwarp();
+    if (lane == 0) sm90::mbar_arrive(bar);
+  };
+  // S = Q Kᵀ: K-major A (this warpgroup's 64 rows of Q) and B (the 128 keys), 16 columns of d
+  // per wgmma: 32 bytes along the swizzled row within a panel.
+  auto issue_s = [&](int it) {
+    const uint32_t k_tile = base + S::kK + stage_of(it) * S::kTile;
 #pragma unroll
     for (int kk = 0; kk < kD / 16; ++kk) {
       const uint32_t panel = (kk / 4) * kPanelBytes, along = (kk % 4) * 32;
-      const uint64_t a = sm90::sw128_desc(base + S::kQ + panel + wg * kWgRows * 128 + along, 16,
-                                          1024);
-      const uint64_t bd =
-          sm90::sw128_desc(base + S::kK + s * S::kTile + panel + along, 16, 1024);
+      const uint64_t a =
+          sm90::sw128_desc(base + S::kQ + panel + wg * kWgRows * 128 + along, 16, 1024);
+      const uint64_t bd = sm90::sw128_desc(k_tile + panel + along, 16, 1024);
       sm90::mma_ss_n128<T>(sc, a, bd, kk > 0);
     }
     sm90::wgmma_commit();
-    sm90::wgmma_wait<0>();
-    sm90::pin_registers(sc);
-
+  };
+  // O += P V: P from registers, V N-major (its rows are keys = K of this GEMM): 16 keys per
+  // wgmma = two 8-row groups (SBO 1024 bytes); column panels of 64 (LBO one panel).
+  auto issue_pv = [&](int it) {
+    const uint32_t v_tile = base + S::kV + stage_of(it) * S::kTile;
+#pragma unroll
+    for (int kk = 0; kk < kBlockN / 16; ++kk)
+      sm90::mma_rs_nmajor<T, kD>(o, pa[kk], sm90::sw128_desc(v_tile + kk * 16 * 128, kPanelBytes, 1024));
+    sm90::wgmma_commit();
+  };
+  // The online softmax of tile `it` in base 2 over this thread's two rows (the quad of lanes
+  // with the same g shares a row): masks, updates m and l, turns sc into P in place and returns
+  // the factors alpha by which O must be rescaled.
+  auto softmax = [&](int it, float (&alpha)[2]) {
+    const int n0 = (n_tiles - 1 - it) * kBlockN;
     if (flash_tile_needs_mask(wg_m0, n0, kWgRows, kBlockN, L, causal)) {
 #pragma unroll
       for (int j = 0; j < kBlockN / 8; ++j)
@@ -156,15 +188,12 @@ __device__ void consume(uint32_t base, const FlashFwdParams& p, int b, int h, in
           if (flash_masked(e < 2 ? row0 : row1, col, L, causal)) sc[4 * j + e] = -INFINITY;
         }
     }
-
-    // Online softmax in base 2 over this thread's two rows; the quad (same g) shares a row.
-    float mx[2] = {m_run[0], m_run[1]};
+    float mx[2] = {m_run[0], m_run[1]}, m_use[2];
 #pragma unroll
     for (int j = 0; j < kBlockN / 8; ++j) {
       mx[0] = fmaxf(mx[0], fmaxf(sc[4 * j], sc[4 * j + 1]) * scale_log2);
       mx[1] = fmaxf(mx[1], fmaxf(sc[4 * j + 2], sc[4 * j + 3]) * scale_log2);
     }
-    float alpha[2], m_use[2];
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
@@ -174,43 +203,70 @@ __device__ void consume(uint32_t base, const FlashFwdParams& p, int b, int h, in
       m_run[r] = mx[r];
       l_run[r] *= alpha[r];
     }
-    uint32_t pa[kBlockN / 16][4];
+#pragma unroll
+    for (int j = 0; j < kBlockN / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        sc[4 * j + e] = flash::fast_exp2(sc[4 * j + e] * scale_log2 - m_use[e / 2]);
+        l_run[e / 2] += sc[4 * j + e];
+      }
+  };
+  auto pack_p = [&] {
 #pragma unroll
     for (int j = 0; j < kBlockN / 8; ++j) {
-      const float p0 = flash::fast_exp2(sc[4 * j] * scale_log2 - m_use[0]);
-      const float p1 = flash::fast_exp2(sc[4 * j + 1] * scale_log2 - m_use[0]);
-      const float p2 = flash::fast_exp2(sc[4 * j + 2] * scale_log2 - m_use[1]);
-      const float p3 = flash::fast_exp2(sc[4 * j + 3] * scale_log2 - m_use[1]);
-      l_run[0] += p0 + p1;
-      l_run[1] += p2 + p3;
-      pa[j / 2][(j % 2) * 2] = Ops::pack(p0, p1);
-      pa[j / 2][(j % 2) * 2 + 1] = Ops::pack(p2, p3);
+      pa[j / 2][(j % 2) * 2] = Ops::pack(sc[4 * j], sc[4 * j + 1]);
+      pa[j / 2][(j % 2) * 2 + 1] = Ops::pack(sc[4 * j + 2], sc[4 * j + 3]);
     }
+  };
+  auto rescale_o = [&](const float (&alpha)[2]) {
 #pragma unroll
-    for (int j = 0; j < kD / 8; ++j) {
-      o[4 * j] *= alpha[0];
-      o[4 * j + 1] *= alpha[0];
-      o[4 * j + 2] *= alpha[1];
-      o[4 * j + 3] *= alpha[1];
-    }
+    for (int i = 0; i < kD / 2; ++i) o[i] *= alpha[(i / 2) % 2];
+  };
 
-    // O += P V: P from registers, V N-major (its rows are keys = K of this GEMM): 16 keys per
-    // wgmma = two 8-row groups (SBO 1024 bytes); column panels of 64 (LBO one panel).
-    sm90::mbar_wait(S::v_full(base, s), parity);
+  // The second warpgroup lets the first issue first; it skips its last hand-over so that every
+  // arrival on a named barrier is matched by the other warpgroup's sync.
+  if (wg == 1) your_turn();
+  sm90::mbar_wait(S::q_full(base), 0);
+  float alpha[2];
+  // Tile 0 (the diagonal under the causal mask): S only.
+  sm90::mbar_wait(S::k_full(base, 0), 0);
+  my_turn();
+  sm90::wgmma_fence();
+  issue_s(0);
+  your_turn();
+  sm90::wgmma_wait<0>();
+  sm90::pin_registers(sc);
+  release(S::k_empty(base, 0));
+  softmax(0, alpha);
+  pack_p();
+  for (int it = 1; it < n_tiles; ++it) {
+    sm90::mbar_wait(S::k_full(base, stage_of(it)), parity_of(it));
+    sm90::mbar_wait(S::v_full(base, stage_of(it - 1)), parity_of(it - 1));
+    my_turn();
     sm90::pin_registers(o);
     sm90::wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < kBlockN / 16; ++kk) {
-      const uint64_t bd =
-          sm90::sw128_desc(base + S::kV + s * S::kTile + kk * 16 * 128, kPanelBytes, 1024);
-      sm90::mma_rs_nmajor<T, kD>(o, pa[kk], bd);
-    }
-    sm90::wgmma_commit();
+    issue_s(it);
+    issue_pv(it - 1);
+    your_turn();
+    sm90::wgmma_wait<1>();  // S_it is done; P_{it-1} V_{it-1} may still run
+    sm90::pin_registers(sc);
+    release(S::k_empty(base, stage_of(it)));
+    softmax(it, alpha);
     sm90::wgmma_wait<0>();
     sm90::pin_registers(o);
-    __syncwarp();
-    if (lane == 0) sm90::mbar_arrive(S::empty(base, s));
+    release(S::v_empty(base, stage_of(it - 1)));
+    rescale_o(alpha);
+    pack_p();
   }
+  sm90::mbar_wait(S::v_full(base, stage_of(n_tiles - 1)), parity_of(n_tiles - 1));
+  my_turn();
+  sm90::pin_registers(o);
+  sm90::wgmma_fence();
+  issue_pv(n_tiles - 1);
+  if (wg == 0) your_turn();
+  sm90::wgmma_wait<0>();
+  sm90::pin_registers(o);
+  release(S::v_empty(base, stage_of(n_tiles - 1)));
 
   // O / l, lse = (m + log2 l) · ln 2 (m is in base-2 units of scaled scores).
   T* out = static_cast<T*>(p.o);
@@ -241,8 +297,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   using S = Smem<kD>;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
-  const int bh = blockIdx.x, b = bh / p.H, h = bh % p.H;
-  const int m_block = gridDim.y - 1 - blockIdx.y, m0 = m_block * kBlockM;
+  const int bh = blockIdx.y, b = bh / p.H, h = bh % p.H;
+  const int m_block = gridDim.x - 1 - blockIdx.x, m0 = m_block * kBlockM;
   const int n_tiles = key_tiles(m_block, p.L, p.causal);
   const int wg = threadIdx.x / 128;
 
@@ -251,7 +307,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int s = 0; s < kStages; ++s) {
       sm90::mbar_init(S::k_full(base, s), 1);
       sm90::mbar_init(S::v_full(base, s), 1);
-      sm90::mbar_init(S::empty(base, s), kConsumerWarps);
+      sm90::mbar_init(S::k_empty(base, s), kConsumerWarps);
+      sm90::mbar_init(S::v_empty(base, s), kConsumerWarps);
     }
     sm90::mbar_init_fence();
   }
@@ -316,7 +373,7 @@ void launch(const FlashFwdParams& p, cudaStream_t stream) {
     return true;
   }();
   (void)attr_set;
-  const dim3 grid(p.B * p.H, (p.L + kBlockM - 1) / kBlockM);
+  const dim3 grid((p.L + kBlockM - 1) / kBlockM, p.B * p.H);
   flash_fwd_sm90_kernel<T, kD><<<grid, kThreads, smem, stream>>>(
       tensor_map(p.q, p.q_st, p), tensor_map(p.k, p.k_st, p), tensor_map(p.v, p.v_st, p), p);
   CUDA_CHECK_LAUNCH();
@@ -340,8 +397,7 @@ std::string flash_forward_sm90_unsupported(const FlashFwdParams& p, int cc_major
     return "strides must be positive multiples of 8 elements";
   for (const void* ptr : {p.q, p.k, p.v})
     if (reinterpret_cast<uintptr_t>(ptr) % 16 != 0) return "inputs must be 16-byte aligned";
-  if (p.B * int64_t{p.H} > 0x7fffffff || (p.L + flash_sm90::kBlockM - 1) / flash_sm90::kBlockM > 65535)
-    return "problem too large for the grid";
+  if (p.B * int64_t{p.H} > 65535) return "more than 65535 batch·heads (the grid's y)";
   return "";
 }
 
