@@ -184,7 +184,7 @@ FlashOutput flash_attention_forward(const at::Tensor& q, const at::Tensor& k, co
 void flash_attention_backward_out(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                   const at::Tensor& o, const at::Tensor& lse,
                                   const at::Tensor& dout, bool causal, at::Tensor& dq,
-                                  at::Tensor& dk, at::Tensor& dv) {
+                                  at::Tensor& dk, at::Tensor& dv, FlashKernel kernel) {
   constexpr const char* fn = "flash_attention_backward";
   check_qkv(fn, q, k, v);
   check_like(fn, "o", o, q);
@@ -214,17 +214,28 @@ void flash_attention_backward_out(const at::Tensor& q, const at::Tensor& k, cons
   p.dsum = dsum.data_ptr<float>();
   p.o_st = strides_of(ok);
   p.do_st = strides_of(gk);
-  launch_flash_backward(p, at::cuda::getCurrentCUDAStream(q.device().index()).stream());
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream(q.device().index()).stream();
+  if (kernel == FlashKernel::kPortable) return launch_flash_backward(p, stream);
+  const cudaDeviceProp* prop = at::cuda::getDeviceProperties(q.device().index());
+  const std::string why = flash_backward_sm90_unsupported(p, prop->major, prop->minor);
+  TORCH_CHECK(kernel == FlashKernel::kAuto || why.empty(), fn,
+              ": the Hopper (sm90) kernel cannot run this problem: ", why);
+  if (!why.empty()) return launch_flash_backward(p, stream);
+  at::Tensor rows_pad =
+      at::empty({2 * q.size(0) * q.size(1) * flash_sm90_rows_pad(p.L)}, dsum.options());
+  p.rows_pad = rows_pad.data_ptr<float>();
+  launch_flash_backward_sm90(p, stream);
 #endif
 }
 
 FlashGrads flash_attention_backward(const at::Tensor& q, const at::Tensor& k,
                                     const at::Tensor& v, const at::Tensor& o,
-                                    const at::Tensor& lse, const at::Tensor& dout, bool causal) {
+                                    const at::Tensor& lse, const at::Tensor& dout, bool causal,
+                                    FlashKernel kernel) {
   check_qkv("flash_attention_backward", q, k, v);
   const auto opts = q.options().memory_format(at::MemoryFormat::Contiguous);
   FlashGrads g{at::empty(q.sizes(), opts), at::empty(q.sizes(), opts), at::empty(q.sizes(), opts)};
-  flash_attention_backward_out(q, k, v, o, lse, dout, causal, g.dq, g.dk, g.dv);
+  flash_attention_backward_out(q, k, v, o, lse, dout, causal, g.dq, g.dk, g.dv, kernel);
   return g;
 }
 
@@ -238,6 +249,7 @@ class FlashAttentionFunction : public torch::autograd::Function<FlashAttentionFu
     FlashOutput out = flash_attention_forward(q, k, v, causal, kernel);
     ctx->save_for_backward({q, k, v, out.o, out.lse});
     ctx->saved_data["causal"] = causal;
+    ctx->saved_data["kernel"] = static_cast<int64_t>(kernel);
     return out.o;
   }
 
@@ -247,8 +259,9 @@ class FlashAttentionFunction : public torch::autograd::Function<FlashAttentionFu
     const bool causal = ctx->saved_data["causal"].toBool();
     if (!grads[0].defined())
       return {at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
-    FlashGrads g =
-        flash_attention_backward(saved[0], saved[1], saved[2], saved[3], saved[4], grads[0], causal);
+    const auto kernel = static_cast<FlashKernel>(ctx->saved_data["kernel"].toInt());
+    FlashGrads g = flash_attention_backward(saved[0], saved[1], saved[2], saved[3], saved[4],
+                                            grads[0], causal, kernel);
     return {g.dq, g.dk, g.dv, at::Tensor(), at::Tensor()};
   }
 };

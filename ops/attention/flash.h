@@ -21,8 +21,8 @@ namespace gptbench {
 
 // Which forward kernel runs. kAuto: the Hopper kernel (TMA + wgmma, ops/attention/sm90/) where
 // it can run (compute capability 9.0, d = 64 or 128), else the portable mma.sync kernel;
-// kPortable, kSm90: that kernel (kSm90 throws, saying why, where it cannot run). The backward is
-// the portable kernel's in every case.
+// kPortable, kSm90: that kernel (kSm90 throws, saying why, where it cannot run). The same for
+// the backward kernels.
 enum class FlashKernel { kAuto, kPortable, kSm90 };
 
 struct FlashOutput {
@@ -54,16 +54,19 @@ void flash_attention_forward_out(const at::Tensor& q, const at::Tensor& k, const
                                  FlashKernel kernel = FlashKernel::kAuto);
 
 // Backward from the forward's o and lse and dout = dLoss/do: dq, dk, dv. Allocates an fp32 dQ
-// workspace of B·H·L·d floats and B·H·L floats for D = rowsum(dout ∘ o).
+// workspace of B·H·L·d floats and B·H·L floats for D = rowsum(dout ∘ o) (the Hopper kernel
+// 2·B·H·L' more, L' = L rounded up to 64).
 FlashGrads flash_attention_backward(const at::Tensor& q, const at::Tensor& k,
                                     const at::Tensor& v, const at::Tensor& o,
-                                    const at::Tensor& lse, const at::Tensor& dout, bool causal);
+                                    const at::Tensor& lse, const at::Tensor& dout, bool causal,
+                                    FlashKernel kernel = FlashKernel::kAuto);
 // As flash_attention_backward, into dq, dk, dv (each contiguous (B, H, L, d), the inputs' dtype,
 // 16-byte aligned).
 void flash_attention_backward_out(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                   const at::Tensor& o, const at::Tensor& lse,
                                   const at::Tensor& dout, bool causal, at::Tensor& dq,
-                                  at::Tensor& dk, at::Tensor& dv);
+                                  at::Tensor& dk, at::Tensor& dv,
+                                  FlashKernel kernel = FlashKernel::kAuto);
 
 // o = softmax(q kᵀ / sqrt(d) (+ causal mask)) v, differentiable through a
 // torch::autograd::Function whose backward is flash_attention_backward (saves q, k, v, o, lse).

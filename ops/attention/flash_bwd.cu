@@ -363,17 +363,30 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
   }
 }
 
-template <typename T, typename Tr>
-void launch(const FlashBwdParams& p, cudaStream_t stream, int group) {
-  constexpr int kD = Tr::kD;
+// The passes before the main kernel: zero the dQ workspace, D = rowsum(dO ∘ O).
+template <typename T, int kD>
+void prepare(const FlashBwdParams& p, cudaStream_t stream) {
   const int64_t rows = static_cast<int64_t>(p.B) * p.H * p.L;
   CUDA_CHECK(cudaMemsetAsync(p.dq_accum, 0, rows * kD * sizeof(float), stream));
-
   constexpr int kRowsPerBlock = 256 / (kD / 8);
   flash_bwd_dot_kernel<T, kD>
       <<<static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock), 256, 0, stream>>>(p);
   CUDA_CHECK_LAUNCH();
+}
 
+// The pass after it: dq = scale · dq_accum.
+template <typename T>
+void finish(const FlashBwdParams& p, cudaStream_t stream) {
+  const int64_t n4 = static_cast<int64_t>(p.B) * p.H * p.L * p.d / 4;
+  const int64_t blocks = (n4 + 255) / 256;
+  flash_bwd_convert_dq_kernel<T><<<static_cast<unsigned>(blocks < 65536 ? blocks : 65536), 256,
+                                   0, stream>>>(p.dq_accum, static_cast<T*>(p.dq), n4, p.scale);
+  CUDA_CHECK_LAUNCH();
+}
+
+template <typename T, typename Tr>
+void launch(const FlashBwdParams& p, cudaStream_t stream, int group) {
+  prepare<T, Tr::kD>(p, stream);
   auto kernel = flash_bwd_kernel<T, Tr>;
   if (Tr::kSmemBytes > 48 * 1024)
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -381,12 +394,7 @@ void launch(const FlashBwdParams& p, cudaStream_t stream, int group) {
   const dim3 grid(group, flash_num_blocks(p.L, Tr::kBlockN), (p.B * p.H + group - 1) / group);
   kernel<<<grid, Tr::kThreads, Tr::kSmemBytes, stream>>>(p);
   CUDA_CHECK_LAUNCH();
-
-  const int64_t n4 = rows * kD / 4;
-  const int64_t blocks = (n4 + 255) / 256;
-  flash_bwd_convert_dq_kernel<T><<<static_cast<unsigned>(blocks < 65536 ? blocks : 65536), 256,
-                                   0, stream>>>(p.dq_accum, static_cast<T*>(p.dq), n4, p.scale);
-  CUDA_CHECK_LAUNCH();
+  finish<T>(p, stream);
 }
 
 // Heads per group: Q and dO of a head take 4·L·d bytes, its fp32 dQ workspace 4·L·d more.
@@ -396,6 +404,17 @@ inline int bwd_group(const FlashBwdParams& p) {
 
 }  // namespace
 }  // namespace flash
+
+void launch_flash_backward_prepare(const FlashBwdParams& p, cudaStream_t stream) {
+  flash::with_dtype(p.dtype, [&](auto t) {
+    using T = decltype(t);
+    flash::with_head_dim(p.d, [&](auto d) { flash::prepare<T, decltype(d)::value>(p, stream); });
+  });
+}
+
+void launch_flash_backward_finish(const FlashBwdParams& p, cudaStream_t stream) {
+  flash::with_dtype(p.dtype, [&](auto t) { flash::finish<decltype(t)>(p, stream); });
+}
 
 void launch_flash_backward(const FlashBwdParams& p, cudaStream_t stream) {
   if (p.B <= 0 || p.H <= 0 || p.L <= 0) return;

@@ -49,6 +49,8 @@ struct FlashBwdParams {
   void* dv;          // (B, H, L, d) contiguous
   float* dq_accum;   // workspace (B, H, L, d) fp32; the launcher zeroes it
   float* dsum;       // workspace (B, H, L) fp32: D = rowsum(dO ∘ O)
+  float* rows_pad;   // the Hopper kernel's workspace, 2·B·H·Lpad fp32 (Lpad: L rounded up to
+                     // 64): lse·log2e, then D, per head, zero-padded; unused by the portable one
   FlashStrides q_st, k_st, v_st, o_st, do_st;
   int B, H, L, d;
   bool causal;
@@ -71,11 +73,22 @@ void launch_flash_forward(const FlashFwdParams& p, cudaStream_t stream);
 // conversion of dq_accum to dq).
 void launch_flash_backward(const FlashBwdParams& p, cudaStream_t stream);
 
+// The passes around the backward's main kernel, shared by both backward kernels: before it,
+// zero dq_accum and compute dsum (D); after it, dq = scale · dq_accum.
+void launch_flash_backward_prepare(const FlashBwdParams& p, cudaStream_t stream);
+void launch_flash_backward_finish(const FlashBwdParams& p, cudaStream_t stream);
+
 // The Hopper forward (ops/attention/sm90/flash_fwd_sm90.cu, built for sm_90a: TMA copies and
 // warpgroup MMAs), the same contract as launch_flash_forward for the problems it takes.
 // Why it cannot run p on a GPU of compute capability cc_major.cc_minor, or "" when it can
 // (compute capability 9.0, d = 64 or 128, strides positive multiples of 8 elements).
 std::string flash_forward_sm90_unsupported(const FlashFwdParams& p, int cc_major, int cc_minor);
 void launch_flash_forward_sm90(const FlashFwdParams& p, cudaStream_t stream);
+
+// The Hopper backward (ops/attention/sm90/flash_bwd_sm90.cu): launch_flash_backward's contract
+// plus the rows_pad workspace, for the problems flash_backward_sm90_unsupported accepts.
+GPTBENCH_FLASH_HD inline int64_t flash_sm90_rows_pad(int L) { return (int64_t{L} + 63) / 64 * 64; }
+std::string flash_backward_sm90_unsupported(const FlashBwdParams& p, int cc_major, int cc_minor);
+void launch_flash_backward_sm90(const FlashBwdParams& p, cudaStream_t stream);
 
 }  // namespace gptbench

@@ -24,9 +24,6 @@
 //
 // Shared memory: Q (128 × d) + kStages × (K + V) (128 × d each) = 80 KB (d = 64), 160 KB (128),
 // plus the mbarriers: one block per SM.
-#include <cuda.h>
-#include <cudaTypedefs.h>
-
 #include <cfloat>
 #include <stdexcept>
 #include <string>
@@ -34,6 +31,7 @@
 #include "ops/attention/flash_common.cuh"
 #include "ops/attention/flash_kernels.h"
 #include "ops/attention/flash_tiles.h"
+#include "ops/attention/sm90/flash_maps_sm90.h"
 #include "ops/cuda_check.h"
 #include "ops/device/hopper.cuh"
 #include "ops/device/wgmma.cuh"
@@ -161,7 +159,7 @@ __device__ void consume(uint32_t base, const FlashFwdParams& p, int b, int h, in
       const uint64_t a =
           sm90::sw128_desc(base + S::kQ + panel + wg * kWgRows * 128 + along, 16, 1024);
       const uint64_t bd = sm90::sw128_desc(k_tile + panel + along, 16, 1024);
-      sm90::mma_ss_n128<T>(sc, a, bd, kk > 0);
+      sm90::mma_ss<T, kBlockN>(sc, a, bd, kk > 0);
     }
     sm90::wgmma_commit();
   };
@@ -188,28 +186,40 @@ __device__ void consume(uint32_t base, const FlashFwdParams& p, int b, int h, in
           if (flash_masked(e < 2 ? row0 : row1, col, L, causal)) sc[4 * j + e] = -INFINITY;
         }
     }
-    float mx[2] = {m_run[0], m_run[1]}, m_use[2];
+    // Row maxima and sums over four independent partial results each: with two or three warps
+    // per scheduler there is little else to hide one long dependency chain behind.
+    float mx[2], m_use[2], part[2][4];
 #pragma unroll
-    for (int j = 0; j < kBlockN / 8; ++j) {
-      mx[0] = fmaxf(mx[0], fmaxf(sc[4 * j], sc[4 * j + 1]) * scale_log2);
-      mx[1] = fmaxf(mx[1], fmaxf(sc[4 * j + 2], sc[4 * j + 3]) * scale_log2);
-    }
+    for (int r = 0; r < 2; ++r)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) part[r][c] = fmaxf(sc[4 * c + 2 * r], sc[4 * c + 2 * r + 1]);
+#pragma unroll
+    for (int j = 4; j < kBlockN / 8; ++j)
+#pragma unroll
+      for (int r = 0; r < 2; ++r)
+        part[r][j % 4] = fmaxf(part[r][j % 4], fmaxf(sc[4 * j + 2 * r], sc[4 * j + 2 * r + 1]));
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
+      mx[r] = fmaxf(m_run[r], fmaxf(fmaxf(part[r][0], part[r][1]), fmaxf(part[r][2], part[r][3])) *
+                                  scale_log2);
       mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
       mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
       m_use[r] = mx[r] == -INFINITY ? 0.f : mx[r];  // a row with no key yet: keep p = 0
       alpha[r] = flash::fast_exp2(m_run[r] - m_use[r]);
       m_run[r] = mx[r];
-      l_run[r] *= alpha[r];
+#pragma unroll
+      for (int c = 0; c < 4; ++c) part[r][c] = 0.f;
     }
 #pragma unroll
     for (int j = 0; j < kBlockN / 8; ++j)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         sc[4 * j + e] = flash::fast_exp2(sc[4 * j + e] * scale_log2 - m_use[e / 2]);
-        l_run[e / 2] += sc[4 * j + e];
+        part[e / 2][j % 4] += sc[4 * j + e];
       }
+#pragma unroll
+    for (int r = 0; r < 2; ++r)
+      l_run[r] = l_run[r] * alpha[r] + ((part[r][0] + part[r][1]) + (part[r][2] + part[r][3]));
   };
   auto pack_p = [&] {
 #pragma unroll
@@ -329,41 +339,6 @@ __global__ void __launch_bounds__(kThreads, 1)
 #endif
 }
 
-// cuTensorMapEncodeTiled through the runtime's driver entry point (no link-time dependence on
-// the driver library, so CPU-only machines load the binary).
-PFN_cuTensorMapEncodeTiled_v12000 encode_tiled() {
-  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
-    void* f = nullptr;
-    cudaDriverEntryPointQueryResult found{};
-    CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000,
-                                                cudaEnableDefault, &found));
-    if (found != cudaDriverEntryPointSuccess || f == nullptr)
-      throw CudaError("flash attention (sm90): the driver has no cuTensorMapEncodeTiled");
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
-  }();
-  return fn;
-}
-
-// The copy map of a (B, H, L, d) operand: dims innermost first (d, L, H, B), boxes of 64
-// columns × 128 rows, 128-byte swizzle, zero fill outside.
-CUtensorMap tensor_map(const void* data, const FlashStrides& st, const FlashFwdParams& p) {
-  CUtensorMap map;
-  const cuuint64_t dims[4] = {cuuint64_t(p.d), cuuint64_t(p.L), cuuint64_t(p.H), cuuint64_t(p.B)};
-  const cuuint64_t strides[3] = {cuuint64_t(st.row) * 2, cuuint64_t(st.head) * 2,
-                                 cuuint64_t(st.batch) * 2};
-  const cuuint32_t box[4] = {kPanelCols, kBlockN, 1, 1};
-  const cuuint32_t elem_strides[4] = {1, 1, 1, 1};
-  const CUresult r = encode_tiled()(
-      &map, p.dtype == ElemType::kBF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-      4, const_cast<void*>(data), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS)
-    throw CudaError("flash attention (sm90): cuTensorMapEncodeTiled failed with CUresult " +
-                    std::to_string(static_cast<int>(r)));
-  return map;
-}
-
 template <typename T, int kD>
 void launch(const FlashFwdParams& p, cudaStream_t stream) {
   constexpr int smem = Smem<kD>::kBytes;
@@ -374,31 +349,20 @@ void launch(const FlashFwdParams& p, cudaStream_t stream) {
   }();
   (void)attr_set;
   const dim3 grid((p.L + kBlockM - 1) / kBlockM, p.B * p.H);
-  flash_fwd_sm90_kernel<T, kD><<<grid, kThreads, smem, stream>>>(
-      tensor_map(p.q, p.q_st, p), tensor_map(p.k, p.k_st, p), tensor_map(p.v, p.v_st, p), p);
+  auto map = [&](const void* x, const FlashStrides& st) {
+    return tensor_map(x, st, p.B, p.H, p.L, p.d, p.dtype, kBlockN);
+  };
+  flash_fwd_sm90_kernel<T, kD>
+      <<<grid, kThreads, smem, stream>>>(map(p.q, p.q_st), map(p.k, p.k_st), map(p.v, p.v_st), p);
   CUDA_CHECK_LAUNCH();
-}
-
-bool stride_ok(const FlashStrides& st) {
-  return st.row > 0 && st.head > 0 && st.batch > 0 && st.row % 8 == 0 && st.head % 8 == 0 &&
-         st.batch % 8 == 0;
 }
 
 }  // namespace
 }  // namespace flash_sm90
 
 std::string flash_forward_sm90_unsupported(const FlashFwdParams& p, int cc_major, int cc_minor) {
-  if (cc_major != 9 || cc_minor != 0)
-    return "needs compute capability 9.0 (H100/H200), this GPU has " + std::to_string(cc_major) +
-           "." + std::to_string(cc_minor);
-  if (p.d != 64 && p.d != 128) return "head dim " + std::to_string(p.d) + " (takes 64 and 128)";
-  if (!flash_sm90::stride_ok(p.q_st) || !flash_sm90::stride_ok(p.k_st) ||
-      !flash_sm90::stride_ok(p.v_st))
-    return "strides must be positive multiples of 8 elements";
-  for (const void* ptr : {p.q, p.k, p.v})
-    if (reinterpret_cast<uintptr_t>(ptr) % 16 != 0) return "inputs must be 16-byte aligned";
-  if (p.B * int64_t{p.H} > 65535) return "more than 65535 batch·heads (the grid's y)";
-  return "";
+  return flash_sm90::unsupported(p.d, int64_t{p.B} * p.H, cc_major, cc_minor,
+                                 {p.q_st, p.k_st, p.v_st}, {p.q, p.k, p.v});
 }
 
 void launch_flash_forward_sm90(const FlashFwdParams& p, cudaStream_t stream) {

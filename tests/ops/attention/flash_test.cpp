@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <string>
 #include <tuple>
@@ -402,7 +403,7 @@ double tol_o(at::ScalarType t) { return t == at::kBFloat16 ? 1e-2 : 3e-3; }
 double tol_grad(at::ScalarType t) { return t == at::kBFloat16 ? 2e-2 : 5e-3; }
 constexpr double kTolLse = 1e-3;
 
-// dtype, d, L, causal, forward kernel (the backward is the portable kernel's in both cases).
+// dtype, d, L, causal, kernel (forward and backward).
 using GpuParam = std::tuple<std::string, int, int, bool, FlashKernel>;
 
 // Why the Hopper forward cannot run on this GPU at head dim d, or "" when it can.
@@ -439,7 +440,7 @@ TEST_P(FlashAttentionGpu, ForwardBackwardMatchReference) {
   flash_attention_forward_out(q, k, v, causal, o, lse, kernel);
   auto dq = at::full({B, H, L, d}, nan, opts), dk = at::full({B, H, L, d}, nan, opts);
   auto dv = at::full({B, H, L, d}, nan, opts);
-  flash_attention_backward_out(q, k, v, o, lse, dout, causal, dq, dk, dv);
+  flash_attention_backward_out(q, k, v, o, lse, dout, causal, dq, dk, dv, kernel);
   ASSERT_NO_THROW(torch::cuda::synchronize());  // surfaces an asynchronous kernel fault here
 
   const Reference ref = reference(q, k, v, dout, causal);
@@ -486,17 +487,21 @@ TEST(FlashAttentionDispatch, AutoPicksSm90OnHopperAndForcingItElsewhereThrows) {
       EXPECT_TRUE(
           at::equal(autod.o, flash_attention_forward(q, k, v, true, FlashKernel::kPortable).o))
           << "d = " << d;
-      EXPECT_THROW(
-          {
-            try {
-              flash_attention_forward(q, k, v, true, FlashKernel::kSm90);
-            } catch (const c10::Error& e) {
-              EXPECT_NE(std::string(e.what()).find("sm90"), std::string::npos) << e.what();
-              throw;
-            }
+      auto expect_sm90_error = [&](const std::function<void()>& fn, const char* what) {
+        try {
+          fn();
+          ADD_FAILURE() << what << " with the sm90 kernel forced did not throw, d = " << d;
+        } catch (const c10::Error& e) {
+          EXPECT_NE(std::string(e.what()).find("sm90"), std::string::npos) << e.what();
+        }
+      };
+      expect_sm90_error([&] { flash_attention_forward(q, k, v, true, FlashKernel::kSm90); },
+                        "forward");
+      expect_sm90_error(
+          [&] {
+            flash_attention_backward(q, k, v, autod.o, autod.lse, q, true, FlashKernel::kSm90);
           },
-          c10::Error)
-          << "d = " << d;
+          "backward");
     }
   }
 }

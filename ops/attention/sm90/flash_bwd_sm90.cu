@@ -1,0 +1,365 @@
+// Attention backward for Hopper (sm_90a): the FlashAttention-2 backward of flash_bwd.cu with its
+// five GEMMs on warpgroup MMAs (wgmma) and its tiles moved by the copy engine (TMA), after
+// FlashAttention-3 (Shah et al. 2024). Design notes: docs/flash_attention.md.
+//
+// Passes: launch_flash_backward_prepare (dQ workspace zeroed, D = rowsum(dO ∘ O)); a pad pass
+// writing lse·log2e and D per head zero-padded to a multiple of 64 rows (rows_pad), so that each
+// query tile's 64 values are one aligned 256-byte bulk copy; the main kernel; and
+// launch_flash_backward_finish (dq = scale · workspace).
+//
+// Main kernel: one block per (key tile of 128 keys, batch·head), 384 threads in three
+// warpgroups, as the forward: a producer thread loads K and V once, then query tiles of 64 rows
+// (Q, dO, lse·log2e, D) into a two-stage ring; two consumer warpgroups own 64 keys each, their
+// dK and dV (64 × d fp32) in registers for the whole pass. Per query tile, each consumer:
+//   Sᵀ  = K_w Qᵀ,  dPᵀ = V_w dOᵀ            (wgmma, both operands in shared memory, K-major)
+//   Pᵀ  = 2^(Sᵀ·scale·log2e − lse·log2e),   dSᵀ = Pᵀ ∘ (dPᵀ − D)   (masked entries 0)
+//   dV_w += Pᵀ dO,  dK_w += dSᵀ Q           (Pᵀ, dSᵀ packed to 16 bits as the A operands in
+//                                            registers; dO, Q read N-major)
+// and stores dSᵀ into shared memory (128-byte swizzled, as the copy engine would); after a
+// barrier of both consumers, warpgroup w computes columns w·d/2 .. of dQ_tile = dS K over all
+// 128 keys (dS read M-major, K N-major) and adds them into the fp32 workspace with atomics.
+// dSᵀ is double-buffered: tile i+2 overwrites buffer i % 2 only after both warpgroups passed the
+// barrier of tile i+1, which each reaches after its dQ of tile i completed.
+// Causal: key tile n visits query tiles from the one holding key n·128 on; heaviest (tile 0)
+// first, key tiles of one head side by side (blockIdx.x), heads in blockIdx.y.
+//
+// Shared memory: K, V (128 × d each), 2 × (Q, dO) (64 × d each), 2 × dSᵀ (128 × 64), 2 × 512 B
+// of lse and D: 80 KB (d = 64), 160 KB (d = 128).
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "ops/attention/flash_common.cuh"
+#include "ops/attention/flash_kernels.h"
+#include "ops/attention/flash_tiles.h"
+#include "ops/attention/sm90/flash_maps_sm90.h"
+#include "ops/cuda_check.h"
+#include "ops/device/hopper.cuh"
+#include "ops/device/wgmma.cuh"
+
+namespace gptbench {
+namespace flash_sm90_bwd {
+namespace {
+
+constexpr int kBlockN = 128;  // keys per block: two consumer warpgroups of 64
+constexpr int kBlockM = 64;   // query rows per tile
+constexpr int kWgKeys = 64;
+constexpr int kStages = 2;
+constexpr int kThreads = 3 * 128;
+constexpr int kConsumerWarps = 8;
+constexpr int kPanelCols = 64;                   // one 128-byte swizzle row of 16-bit elements
+constexpr uint32_t kKPanel = kBlockN * 128;      // 128 rows × 128 bytes
+constexpr uint32_t kQPanel = kBlockM * 128;      // 64 rows × 128 bytes
+constexpr uint32_t kDsTile = kBlockN * kBlockM * 2;  // dSᵀ: 128 keys × 64 queries, 16-bit
+constexpr uint32_t kRowBytes = kBlockM * 4;      // lse·log2e or D of one query tile
+constexpr int kProducerRegs = 24, kConsumerRegs = 240;
+
+template <int kD>
+struct Smem {
+  static constexpr uint32_t kKTile = (kD / kPanelCols) * kKPanel;
+  static constexpr uint32_t kQTile = (kD / kPanelCols) * kQPanel;
+  static constexpr uint32_t kK = 0;
+  static constexpr uint32_t kV = kK + kKTile;
+  static constexpr uint32_t kQ = kV + kKTile;             // kStages tiles
+  static constexpr uint32_t kDO = kQ + kStages * kQTile;  // kStages tiles
+  static constexpr uint32_t kDS = kDO + kStages * kQTile;  // two buffers
+  static constexpr uint32_t kRows = kDS + 2 * kDsTile;    // kStages × (lse·log2e, D)
+  static constexpr uint32_t kBars = kRows + kStages * 2 * kRowBytes;
+  // kv_full, then per stage: q_full, q_empty
+  static constexpr uint32_t kBytes = kBars + 8 * (1 + 2 * kStages) + 1024;
+  static __device__ uint32_t kv_full(uint32_t base) { return base + kBars; }
+  static __device__ uint32_t q_full(uint32_t base, int s) { return base + kBars + 8 * (1 + s); }
+  static __device__ uint32_t q_empty(uint32_t base, int s) {
+    return base + kBars + 8 * (1 + kStages + s);
+  }
+};
+
+__device__ __forceinline__ int stage_of(int it) { return it % kStages; }
+__device__ __forceinline__ uint32_t parity_of(int it) { return (it / kStages) & 1; }
+
+// The query tiles key tile n_block visits: [first, count).
+__device__ __forceinline__ int first_query_tile(int n_block, bool causal) {
+  return causal ? n_block * kBlockN / kBlockM : 0;
+}
+
+template <int kD>
+__device__ void produce(uint32_t base, const CUtensorMap* tq, const CUtensorMap* tk,
+                        const CUtensorMap* tv, const CUtensorMap* tdo, const float* rows_pad,
+                        int64_t rows_total, int64_t bh_rows, int b, int h, int n0, int m_first,
+                        int m_count) {
+  using S = Smem<kD>;
+  constexpr int kPanels = kD / kPanelCols;
+  sm90::mbar_arrive_expect_tx(S::kv_full(base), 2 * S::kKTile);
+#pragma unroll
+  for (int p = 0; p < kPanels; ++p) {
+    sm90::tma_load_4d(base + S::kK + p * kKPanel, tk, S::kv_full(base), p * kPanelCols, n0, h, b);
+    sm90::tma_load_4d(base + S::kV + p * kKPanel, tv, S::kv_full(base), p * kPanelCols, n0, h, b);
+  }
+  for (int it = 0; it < m_count; ++it) {
+    const int s = stage_of(it), m0 = (m_first + it) * kBlockM;
+    const uint32_t full = S::q_full(base, s);
+    if (it >= kStages) sm90::mbar_wait(S::q_empty(base, s), parity_of(it) ^ 1);
+    sm90::mbar_arrive_expect_tx(full, 2 * S::kQTile + 2 * kRowBytes);
+#pragma unroll
+    for (int p = 0; p < kPanels; ++p) {
+      sm90::tma_load_4d(base + S::kQ + s * S::kQTile + p * kQPanel, tq, full, p * kPanelCols, m0,
+                        h, b);
+      sm90::tma_load_4d(base + S::kDO + s * S::kQTile + p * kQPanel, tdo, full, p * kPanelCols,
+                        m0, h, b);
+    }
+    const uint32_t rows = base + S::kRows + s * 2 * kRowBytes;
+    sm90::bulk_load(rows, rows_pad + bh_rows + m0, kRowBytes, full);
+    sm90::bulk_load(rows + kRowBytes, rows_pad + rows_total + bh_rows + m0, kRowBytes, full);
+  }
+}
+
+template <typename T, int kD>
+__device__ void consume(uint32_t base, const FlashBwdParams& p, int b, int h, int n0, int wg,
+                        int m_first, int m_count, const float* smem_rows) {
+  using S = Smem<kD>;
+  using Ops = flash::Ops<T>;
+  constexpr int kDq = kD / 2;  // dQ columns this warpgroup computes
+  const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+  const int g = lane >> 2, t4 = lane & 3;
+  const int wg_n0 = n0 + wg * kWgKeys;
+  const int key0 = wg_n0 + warp * 16 + g, key1 = key0 + 8;
+  const int L = p.L;
+  const bool causal = p.causal;
+  const float scale_log2 = p.scale * flash::kLog2e;
+  const int64_t bh = int64_t{b} * p.H + h;
+
+  float dk[kD / 2], dv[kD / 2];
+#pragma unroll
+  for (int i = 0; i < kD / 2; ++i) dk[i] = dv[i] = 0.f;
+  float st[kBlockM / 2], dpt[kBlockM / 2], dq[kDq / 2];
+  uint32_t pa[kBlockM / 16][4], dsa[kBlockM / 16][4];
+
+  sm90::mbar_wait(S::kv_full(base), 0);
+  for (int it = 0; it < m_count; ++it) {
+    const int s = stage_of(it), m0 = (m_first + it) * kBlockM;
+    const uint32_t q_tile = base + S::kQ + s * S::kQTile, do_tile = base + S::kDO + s * S::kQTile;
+    const uint32_t ds_buf = base + S::kDS + (it % 2) * kDsTile;
+    const float* lse2 = smem_rows + s * 2 * kBlockM;
+    const float* dsum = lse2 + kBlockM;
+    sm90::mbar_wait(S::q_full(base, s), parity_of(it));
+
+    // Sᵀ = K_w Qᵀ and dPᵀ = V_w dOᵀ: K-major A (this warpgroup's 64 keys) and B (64 queries).
+    sm90::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < kD / 16; ++kk) {
+      const uint32_t off = (kk / 4) * kKPanel + wg * kWgKeys * 128 + (kk % 4) * 32;
+      const uint32_t qoff = (kk / 4) * kQPanel + (kk % 4) * 32;
+      sm90::mma_ss<T, kBlockM>(st, sm90::sw128_desc(base + S::kK + off, 16, 1024),
+                               sm90::sw128_desc(q_tile + qoff, 16, 1024), kk > 0);
+    }
+    sm90::wgmma_commit();
+#pragma unroll
+    for (int kk = 0; kk < kD / 16; ++kk) {
+      const uint32_t off = (kk / 4) * kKPanel + wg * kWgKeys * 128 + (kk % 4) * 32;
+      const uint32_t qoff = (kk / 4) * kQPanel + (kk % 4) * 32;
+      sm90::mma_ss<T, kBlockM>(dpt, sm90::sw128_desc(base + S::kV + off, 16, 1024),
+                               sm90::sw128_desc(do_tile + qoff, 16, 1024), kk > 0);
+    }
+    sm90::wgmma_commit();
+
+    // Pᵀ (rows: keys, columns: queries), masked entries 0.
+    sm90::wgmma_wait<1>();
+    sm90::pin_registers(st);
+    const bool mask = flash_tile_needs_mask(m0, wg_n0, kBlockM, kWgKeys, L, causal);
+#pragma unroll
+    for (int j = 0; j < kBlockM / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int c = 8 * j + 2 * t4 + (e & 1);
+        float pv = flash::fast_exp2(st[4 * j + e] * scale_log2 - lse2[c]);
+        if (mask && flash_masked(m0 + c, e < 2 ? key0 : key1, L, causal)) pv = 0.f;
+        st[4 * j + e] = pv;
+      }
+    sm90::wgmma_wait<0>();
+    sm90::pin_registers(dpt);
+#pragma unroll
+    for (int j = 0; j < kBlockM / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) dpt[4 * j + e] = st[4 * j + e] * (dpt[4 * j + e] - dsum[8 * j + 2 * t4 + (e & 1)]);
+    // Pack Pᵀ and dSᵀ as A fragments; dSᵀ also into shared memory for dQ (row r at r·128 bytes,
+    // its 16-byte chunk c at (c ^ (r % 8))·16: the copy engine's 128-byte swizzle).
+#pragma unroll
+    for (int j = 0; j < kBlockM / 8; ++j) {
+      pa[j / 2][(j % 2) * 2] = Ops::pack(st[4 * j], st[4 * j + 1]);
+      pa[j / 2][(j % 2) * 2 + 1] = Ops::pack(st[4 * j + 2], st[4 * j + 3]);
+      dsa[j / 2][(j % 2) * 2] = Ops::pack(dpt[4 * j], dpt[4 * j + 1]);
+      dsa[j / 2][(j % 2) * 2 + 1] = Ops::pack(dpt[4 * j + 2], dpt[4 * j + 3]);
+    }
+    const int r0 = wg * kWgKeys + warp * 16 + g;  // g = r0 % 8 = (r0 + 8) % 8
+#pragma unroll
+    for (int j = 0; j < kBlockM / 8; ++j) {
+      const uint32_t chunk = ((j ^ g) * 16) + 4 * t4;
+      asm volatile("st.shared.b32 [%0], %1;" ::"r"(ds_buf + r0 * 128 + chunk),
+                   "r"(dsa[j / 2][(j % 2) * 2]));
+      asm volatile("st.shared.b32 [%0], %1;" ::"r"(ds_buf + (r0 + 8) * 128 + chunk),
+                   "r"(dsa[j / 2][(j % 2) * 2 + 1]));
+    }
+    sm90::fence_async_shared();
+
+    // dV_w += Pᵀ dO and dK_w += dSᵀ Q: 16 queries per wgmma; dO and Q N-major (d contiguous),
+    // column panels of 64 (LBO one panel), 8-row groups 1024 bytes apart.
+    sm90::pin_registers(dv);
+    sm90::pin_registers(dk);
+    sm90::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < kBlockM / 16; ++kk)
+      sm90::mma_rs_nmajor<T, kD>(dv, pa[kk], sm90::sw128_desc(do_tile + kk * 2048, kQPanel, 1024));
+#pragma unroll
+    for (int kk = 0; kk < kBlockM / 16; ++kk)
+      sm90::mma_rs_nmajor<T, kD>(dk, dsa[kk], sm90::sw128_desc(q_tile + kk * 2048, kQPanel, 1024));
+    sm90::wgmma_commit();
+
+    // dQ_tile[:, wg·d/2 ..] = dS K over all 128 keys: A = dS M-major (dSᵀ rows are keys), B = K
+    // N-major; 16 keys per wgmma.
+    sm90::named_barrier_sync(1, 256);  // both warpgroups' dSᵀ are in shared memory
+    const uint32_t k_cols = base + S::kK + (kD == 128 ? wg * kKPanel : wg * kDq * 2);
+#pragma unroll
+    for (int kk = 0; kk < kBlockN / 16; ++kk)
+      sm90::mma_ss<T, kDq, 1, 1>(dq, sm90::sw128_desc(ds_buf + kk * 2048, kDsTile, 1024),
+                                 sm90::sw128_desc(k_cols + kk * 2048, kKPanel, 1024), kk > 0);
+    sm90::wgmma_commit();
+    sm90::wgmma_wait<0>();
+    sm90::pin_registers(dq);
+    sm90::pin_registers(dv);
+    sm90::pin_registers(dk);
+    __syncwarp();
+    if (lane == 0) sm90::mbar_arrive(S::q_empty(base, s));
+
+    float* acc = p.dq_accum + bh * L * kD + wg * kDq;
+    const int q0 = m0 + warp * 16 + g;
+#pragma unroll
+    for (int j = 0; j < kDq / 8; ++j) {
+      const int col = 8 * j + 2 * t4;
+      if (q0 < L)
+        atomicAdd(reinterpret_cast<float2*>(acc + int64_t{q0} * kD + col),
+                  make_float2(dq[4 * j], dq[4 * j + 1]));
+      if (q0 + 8 < L)
+        atomicAdd(reinterpret_cast<float2*>(acc + int64_t{q0 + 8} * kD + col),
+                  make_float2(dq[4 * j + 2], dq[4 * j + 3]));
+    }
+  }
+
+  // dK = scale · dSᵀ Q, dV = Pᵀ dO, to 16 bits.
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int key = r == 0 ? key0 : key1;
+    if (key >= L) continue;
+    uint32_t* gk = reinterpret_cast<uint32_t*>(static_cast<T*>(p.dk) + (bh * L + key) * kD);
+    uint32_t* gv = reinterpret_cast<uint32_t*>(static_cast<T*>(p.dv) + (bh * L + key) * kD);
+#pragma unroll
+    for (int j = 0; j < kD / 8; ++j) {
+      gk[4 * j + t4] = Ops::pack(dk[4 * j + 2 * r] * p.scale, dk[4 * j + 2 * r + 1] * p.scale);
+      gv[4 * j + t4] = Ops::pack(dv[4 * j + 2 * r], dv[4 * j + 2 * r + 1]);
+    }
+  }
+}
+
+template <typename T, int kD>
+__global__ void __launch_bounds__(kThreads, 1)
+    flash_bwd_sm90_kernel(const __grid_constant__ CUtensorMap tq,
+                          const __grid_constant__ CUtensorMap tk,
+                          const __grid_constant__ CUtensorMap tv,
+                          const __grid_constant__ CUtensorMap tdo, const FlashBwdParams p) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using S = Smem<kD>;
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
+  const float* smem_rows =
+      reinterpret_cast<const float*>(smem_raw + (base - smem_u32(smem_raw)) + S::kRows);
+  const int n_block = blockIdx.x, n0 = n_block * kBlockN;
+  const int bh = blockIdx.y, b = bh / p.H, h = bh % p.H;
+  const int m_first = first_query_tile(n_block, p.causal);
+  const int m_count = (p.L + kBlockM - 1) / kBlockM - m_first;
+  const int wg = threadIdx.x / 128;
+
+  if (threadIdx.x == 0) {
+    sm90::mbar_init(S::kv_full(base), 1);
+    for (int s = 0; s < kStages; ++s) {
+      sm90::mbar_init(S::q_full(base, s), 1);
+      sm90::mbar_init(S::q_empty(base, s), kConsumerWarps);
+    }
+    sm90::mbar_init_fence();
+  }
+  __syncthreads();
+
+  if (wg == 0) {
+    sm90::setmaxnreg_dec<kProducerRegs>();
+    if (threadIdx.x == 0) {
+      const int64_t lpad = flash_sm90_rows_pad(p.L);
+      produce<kD>(base, &tq, &tk, &tv, &tdo, p.rows_pad, int64_t{p.B} * p.H * lpad, bh * lpad, b,
+                  h, n0, m_first, m_count);
+    }
+  } else {
+    sm90::setmaxnreg_inc<kConsumerRegs>();
+    consume<T, kD>(base, p, b, h, n0, wg - 1, m_first, m_count, smem_rows);
+  }
+#endif
+}
+
+// rows_pad = [lse·log2e | D] per head, zero beyond L.
+__global__ void __launch_bounds__(256) pad_rows_kernel(const FlashBwdParams p, int64_t lpad) {
+  const int64_t n = int64_t{p.B} * p.H * lpad;
+  for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t bh = i / lpad, r = i % lpad;
+    const bool in = r < p.L;
+    p.rows_pad[i] = in ? p.lse[bh * p.L + r] * flash::kLog2e : 0.f;
+    p.rows_pad[n + i] = in ? p.dsum[bh * p.L + r] : 0.f;
+  }
+}
+
+template <typename T, int kD>
+void launch(const FlashBwdParams& p, cudaStream_t stream) {
+  constexpr int smem = Smem<kD>::kBytes;
+  static const bool attr_set = [] {
+    CUDA_CHECK(cudaFuncSetAttribute(flash_bwd_sm90_kernel<T, kD>,
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    return true;
+  }();
+  (void)attr_set;
+  auto map = [&](const void* x, const FlashStrides& st, int rows) {
+    return flash_sm90::tensor_map(x, st, p.B, p.H, p.L, p.d, p.dtype, rows);
+  };
+  const dim3 grid((p.L + kBlockN - 1) / kBlockN, p.B * p.H);
+  flash_bwd_sm90_kernel<T, kD><<<grid, kThreads, smem, stream>>>(
+      map(p.q, p.q_st, kBlockM), map(p.k, p.k_st, kBlockN), map(p.v, p.v_st, kBlockN),
+      map(p.dout, p.do_st, kBlockM), p);
+  CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+}  // namespace flash_sm90_bwd
+
+std::string flash_backward_sm90_unsupported(const FlashBwdParams& p, int cc_major, int cc_minor) {
+  return flash_sm90::unsupported(p.d, int64_t{p.B} * p.H, cc_major, cc_minor,
+                                 {p.q_st, p.k_st, p.v_st, p.do_st}, {p.q, p.k, p.v, p.dout});
+}
+
+void launch_flash_backward_sm90(const FlashBwdParams& p, cudaStream_t stream) {
+  if (p.B <= 0 || p.H <= 0 || p.L <= 0) return;
+  if (p.d != 64 && p.d != 128)
+    throw std::invalid_argument("flash attention (sm90): head dim " + std::to_string(p.d) +
+                                " unsupported (64, 128)");
+  if (p.rows_pad == nullptr)
+    throw std::invalid_argument("flash attention (sm90): the rows_pad workspace is missing");
+  launch_flash_backward_prepare(p, stream);
+  const int64_t n = int64_t{p.B} * p.H * flash_sm90_rows_pad(p.L);
+  flash_sm90_bwd::pad_rows_kernel<<<static_cast<unsigned>(std::min<int64_t>((n + 255) / 256, 65536)),
+                                    256, 0, stream>>>(p, flash_sm90_rows_pad(p.L));
+  CUDA_CHECK_LAUNCH();
+  flash::with_dtype(p.dtype, [&](auto t) {
+    using T = decltype(t);
+    if (p.d == 64)
+      flash_sm90_bwd::launch<T, 64>(p, stream);
+    else
+      flash_sm90_bwd::launch<T, 128>(p, stream);
+  });
+  launch_flash_backward_finish(p, stream);
+}
+
+}  // namespace gptbench

@@ -1,0 +1,71 @@
+#include "ops/attention/sm90/flash_maps_sm90.h"
+
+#include <cudaTypedefs.h>
+
+#include <cstdint>
+
+#include "ops/cuda_check.h"
+
+namespace gptbench {
+namespace flash_sm90 {
+namespace {
+
+// cuTensorMapEncodeTiled through the runtime's driver entry point (no link-time dependence on
+// the driver library, so CPU-only machines load the binary).
+PFN_cuTensorMapEncodeTiled_v12000 encode_tiled() {
+  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000,
+                                                cudaEnableDefault, &found));
+    if (found != cudaDriverEntryPointSuccess || f == nullptr)
+      throw CudaError("flash attention (sm90): the driver has no cuTensorMapEncodeTiled");
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
+  }();
+  return fn;
+}
+
+bool stride_ok(const FlashStrides& st) {
+  return st.row > 0 && st.head > 0 && st.batch > 0 && st.row % 8 == 0 && st.head % 8 == 0 &&
+         st.batch % 8 == 0;
+}
+
+}  // namespace
+
+CUtensorMap tensor_map(const void* data, const FlashStrides& st, int B, int H, int L, int d,
+                       ElemType dtype, int box_rows) {
+  CUtensorMap map;
+  const cuuint64_t dims[4] = {cuuint64_t(d), cuuint64_t(L), cuuint64_t(H), cuuint64_t(B)};
+  const cuuint64_t strides[3] = {cuuint64_t(st.row) * 2, cuuint64_t(st.head) * 2,
+                                 cuuint64_t(st.batch) * 2};
+  const cuuint32_t box[4] = {64, cuuint32_t(box_rows), 1, 1};
+  const cuuint32_t elem_strides[4] = {1, 1, 1, 1};
+  const CUresult r = encode_tiled()(
+      &map,
+      dtype == ElemType::kBF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+      4, const_cast<void*>(data), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    throw CudaError("flash attention (sm90): cuTensorMapEncodeTiled failed with CUresult " +
+                    std::to_string(static_cast<int>(r)));
+  return map;
+}
+
+std::string unsupported(int d, int64_t batch_heads, int cc_major, int cc_minor,
+                        std::initializer_list<FlashStrides> strides,
+                        std::initializer_list<const void*> ptrs) {
+  if (cc_major != 9 || cc_minor != 0)
+    return "needs compute capability 9.0 (H100/H200), this GPU has " + std::to_string(cc_major) +
+           "." + std::to_string(cc_minor);
+  if (d != 64 && d != 128) return "head dim " + std::to_string(d) + " (takes 64 and 128)";
+  for (const FlashStrides& st : strides)
+    if (!stride_ok(st)) return "strides must be positive multiples of 8 elements";
+  for (const void* ptr : ptrs)
+    if (reinterpret_cast<uintptr_t>(ptr) % 16 != 0) return "inputs must be 16-byte aligned";
+  if (batch_heads > 65535) return "more than 65535 batch·heads (the grid's y)";
+  return "";
+}
+
+}  // namespace flash_sm90
+}  // namespace gptbench

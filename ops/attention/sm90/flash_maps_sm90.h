@@ -1,0 +1,28 @@
+#pragma once
+// Host side of the Hopper attention kernels (flash_fwd_sm90.cu, flash_bwd_sm90.cu): the copy
+// engine's maps of (B, H, L, d) operands and the checks of what the kernels take. CUDA only.
+#include <cuda.h>
+
+#include <initializer_list>
+#include <string>
+
+#include "ops/attention/flash_kernels.h"
+
+namespace gptbench {
+namespace flash_sm90 {
+
+// The copy map of a (B, H, L, d) operand of 16-bit `dtype` with strides `st` (elements): dims
+// innermost first (d, L, H, B), boxes of 64 columns × box_rows rows with 128-byte swizzle (the
+// layout wgmma reads, ops/device/hopper.cuh), zero fill outside the tensor.
+// Throws CudaError when the driver rejects the map.
+CUtensorMap tensor_map(const void* data, const FlashStrides& st, int B, int H, int L, int d,
+                       ElemType dtype, int box_rows);
+
+// Why the Hopper kernels cannot run a problem of head dim d whose operands have these strides
+// and pointers on a GPU of compute capability cc_major.cc_minor, or "" when they can.
+std::string unsupported(int d, int64_t batch_heads, int cc_major, int cc_minor,
+                        std::initializer_list<FlashStrides> strides,
+                        std::initializer_list<const void*> ptrs);
+
+}  // namespace flash_sm90
+}  // namespace gptbench
