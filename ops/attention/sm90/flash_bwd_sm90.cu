@@ -52,6 +52,7 @@ constexpr uint32_t kKPanel = kBlockN * 128;      // 128 rows × 128 bytes
 constexpr uint32_t kQPanel = kBlockM * 128;      // 64 rows × 128 bytes
 constexpr uint32_t kDsTile = kBlockN * kBlockM * 2;  // dSᵀ: 128 keys × 64 queries, 16-bit
 constexpr uint32_t kRowBytes = kBlockM * 4;      // lse·log2e or D of one query tile
+constexpr uint32_t kDqPanel = kBlockM * 128;     // 64 rows × 32 fp32 columns of dQ
 constexpr int kProducerRegs = 24, kConsumerRegs = 240;
 
 template <int kD>
@@ -63,7 +64,8 @@ struct Smem {
   static constexpr uint32_t kQ = kV + kKTile;             // kStages tiles
   static constexpr uint32_t kDO = kQ + kStages * kQTile;  // kStages tiles
   static constexpr uint32_t kDS = kDO + kStages * kQTile;  // two buffers
-  static constexpr uint32_t kRows = kDS + 2 * kDsTile;    // kStages × (lse·log2e, D)
+  static constexpr uint32_t kDQ = kDS + 2 * kDsTile;      // dQ tile, fp32, 32-column panels
+  static constexpr uint32_t kRows = kDQ + kD / 32 * kDqPanel;  // kStages × (lse·log2e, D)
   static constexpr uint32_t kBars = kRows + kStages * 2 * kRowBytes;
   // kv_full, then per stage: q_full, q_empty
   static constexpr uint32_t kBytes = kBars + 8 * (1 + 2 * kStages) + 1024;
@@ -114,8 +116,8 @@ __device__ void produce(uint32_t base, const CUtensorMap* tq, const CUtensorMap*
 }
 
 template <typename T, int kD>
-__device__ void consume(uint32_t base, const FlashBwdParams& p, int b, int h, int n0, int wg,
-                        int m_first, int m_count, const float* smem_rows) {
+__device__ void consume(uint32_t base, const FlashBwdParams& p, const CUtensorMap* tdq, int b,
+                        int h, int n0, int wg, int m_first, int m_count, const float* smem_rows) {
   using S = Smem<kD>;
   using Ops = flash::Ops<T>;
   constexpr int kDq = kD / 2;  // dQ columns this warpgroup computes
@@ -127,6 +129,7 @@ __device__ void consume(uint32_t base, const FlashBwdParams& p, int b, int h, in
   const bool causal = p.causal;
   const float scale_log2 = p.scale * flash::kLog2e;
   const int64_t bh = int64_t{b} * p.H + h;
+  const uint32_t dq_smem = base + S::kDQ + wg * (kDq / 32) * kDqPanel;
 
   float dk[kD / 2], dv[kD / 2];
 #pragma unroll
@@ -230,19 +233,31 @@ __device__ void consume(uint32_t base, const FlashBwdParams& p, int b, int h, in
     __syncwarp();
     if (lane == 0) sm90::mbar_arrive(S::q_empty(base, s));
 
-    float* acc = p.dq_accum + bh * L * kD + wg * kDq;
-    const int q0 = m0 + warp * 16 + g;
+    // dQ into shared memory (32-column fp32 panels, 128-byte swizzle), then one thread adds it
+    // into the workspace with the copy engine (rows beyond L are skipped by the map).
+    const bool leader = threadIdx.x % 128 == 0;
+    if (leader) sm90::bulk_wait_read<0>();  // the previous tile's add has read the panels
+    sm90::named_barrier_sync(2 + wg, 128);
 #pragma unroll
     for (int j = 0; j < kDq / 8; ++j) {
-      const int col = 8 * j + 2 * t4;
-      if (q0 < L)
-        atomicAdd(reinterpret_cast<float2*>(acc + int64_t{q0} * kD + col),
-                  make_float2(dq[4 * j], dq[4 * j + 1]));
-      if (q0 + 8 < L)
-        atomicAdd(reinterpret_cast<float2*>(acc + int64_t{q0 + 8} * kD + col),
-                  make_float2(dq[4 * j + 2], dq[4 * j + 3]));
+      const uint32_t panel = dq_smem + (j / 4) * kDqPanel;
+      const uint32_t chunk = 2 * (j % 4) + t4 / 2, half = 8 * (t4 % 2);
+      const int r0 = warp * 16 + g;  // r0 % 8 = (r0 + 8) % 8 = g
+      asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(panel + r0 * 128 + ((chunk ^ g) * 16) + half),
+                   "f"(dq[4 * j]), "f"(dq[4 * j + 1]));
+      asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(panel + (r0 + 8) * 128 + ((chunk ^ g) * 16) + half),
+                   "f"(dq[4 * j + 2]), "f"(dq[4 * j + 3]));
+    }
+    sm90::fence_async_shared();
+    sm90::named_barrier_sync(2 + wg, 128);
+    if (leader) {
+#pragma unroll
+      for (int pnl = 0; pnl < kDq / 32; ++pnl)
+        sm90::tma_reduce_add_4d(tdq, dq_smem + pnl * kDqPanel, wg * kDq + pnl * 32, m0, h, b);
+      sm90::bulk_commit();
     }
   }
+  if (threadIdx.x % 128 == 0) sm90::bulk_wait<0>();
 
   // dK = scale · dSᵀ Q, dV = Pᵀ dO, to 16 bits.
 #pragma unroll
@@ -264,7 +279,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     flash_bwd_sm90_kernel(const __grid_constant__ CUtensorMap tq,
                           const __grid_constant__ CUtensorMap tk,
                           const __grid_constant__ CUtensorMap tv,
-                          const __grid_constant__ CUtensorMap tdo, const FlashBwdParams p) {
+                          const __grid_constant__ CUtensorMap tdo,
+                          const __grid_constant__ CUtensorMap tdq, const FlashBwdParams p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using S = Smem<kD>;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
@@ -296,7 +312,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
   } else {
     sm90::setmaxnreg_inc<kConsumerRegs>();
-    consume<T, kD>(base, p, b, h, n0, wg - 1, m_first, m_count, smem_rows);
+    consume<T, kD>(base, p, &tdq, b, h, n0, wg - 1, m_first, m_count, smem_rows);
   }
 #endif
 }
@@ -328,7 +344,11 @@ void launch(const FlashBwdParams& p, cudaStream_t stream) {
   const dim3 grid((p.L + kBlockN - 1) / kBlockN, p.B * p.H);
   flash_bwd_sm90_kernel<T, kD><<<grid, kThreads, smem, stream>>>(
       map(p.q, p.q_st, kBlockM), map(p.k, p.k_st, kBlockN), map(p.v, p.v_st, kBlockN),
-      map(p.dout, p.do_st, kBlockM), p);
+      map(p.dout, p.do_st, kBlockM),
+      flash_sm90::tensor_map_f32(p.dq_accum,
+                                 {int64_t{p.H} * p.L * p.d, int64_t{p.L} * p.d, p.d}, p.B, p.H,
+                                 p.L, p.d, kBlockM),
+      p);
   CUDA_CHECK_LAUNCH();
 }
 

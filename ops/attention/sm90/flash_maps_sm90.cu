@@ -32,24 +32,39 @@ bool stride_ok(const FlashStrides& st) {
 
 }  // namespace
 
-CUtensorMap tensor_map(const void* data, const FlashStrides& st, int B, int H, int L, int d,
-                       ElemType dtype, int box_rows) {
+namespace {
+
+CUtensorMap encode(const void* data, CUtensorMapDataType type, int elem_bytes, const FlashStrides& st,
+                   int B, int H, int L, int d, int box_cols, int box_rows) {
   CUtensorMap map;
   const cuuint64_t dims[4] = {cuuint64_t(d), cuuint64_t(L), cuuint64_t(H), cuuint64_t(B)};
-  const cuuint64_t strides[3] = {cuuint64_t(st.row) * 2, cuuint64_t(st.head) * 2,
-                                 cuuint64_t(st.batch) * 2};
-  const cuuint32_t box[4] = {64, cuuint32_t(box_rows), 1, 1};
+  const cuuint64_t strides[3] = {cuuint64_t(st.row) * elem_bytes, cuuint64_t(st.head) * elem_bytes,
+                                 cuuint64_t(st.batch) * elem_bytes};
+  const cuuint32_t box[4] = {cuuint32_t(box_cols), cuuint32_t(box_rows), 1, 1};
   const cuuint32_t elem_strides[4] = {1, 1, 1, 1};
-  const CUresult r = encode_tiled()(
-      &map,
-      dtype == ElemType::kBF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-      4, const_cast<void*>(data), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const CUresult r = encode_tiled()(&map, type, 4, const_cast<void*>(data), dims, strides, box,
+                                    elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                    CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
     throw CudaError("flash attention (sm90): cuTensorMapEncodeTiled failed with CUresult " +
                     std::to_string(static_cast<int>(r)));
   return map;
+}
+
+}  // namespace
+
+CUtensorMap tensor_map(const void* data, const FlashStrides& st, int B, int H, int L, int d,
+                       ElemType dtype, int box_rows) {
+  return encode(data,
+                dtype == ElemType::kBF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                         : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                2, st, B, H, L, d, 64, box_rows);
+}
+
+CUtensorMap tensor_map_f32(const float* data, const FlashStrides& st, int B, int H, int L, int d,
+                           int box_rows) {
+  return encode(data, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, st, B, H, L, d, 32, box_rows);
 }
 
 std::string unsupported(int d, int64_t batch_heads, int cc_major, int cc_minor,

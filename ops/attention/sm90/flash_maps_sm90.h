@@ -17,6 +17,9 @@ namespace flash_sm90 {
 // Throws CudaError when the driver rejects the map.
 CUtensorMap tensor_map(const void* data, const FlashStrides& st, int B, int H, int L, int d,
                        ElemType dtype, int box_rows);
+// The same for an fp32 (B, H, L, d) tensor (the dQ workspace), boxes of 32 columns (128 bytes).
+CUtensorMap tensor_map_f32(const float* data, const FlashStrides& st, int B, int H, int L, int d,
+                           int box_rows);
 
 // Why the Hopper kernels cannot run a problem of head dim d whose operands have these strides
 // and pointers on a GPU of compute capability cc_major.cc_minor, or "" when they can.
