@@ -178,24 +178,34 @@ __device__ void consume(uint32_t base, const FlashBwdParams& p, const CUtensorMa
         if (mask && flash_masked(m0 + c, e < 2 ? key0 : key1, L, causal)) pv = 0.f;
         st[4 * j + e] = pv;
       }
-    sm90::wgmma_wait<0>();
-    sm90::pin_registers(dpt);
-#pragma unroll
-    for (int j = 0; j < kBlockM / 8; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) dpt[4 * j + e] = st[4 * j + e] * (dpt[4 * j + e] - dsum[8 * j + 2 * t4 + (e & 1)]);
-    // Pack Pᵀ and dSᵀ as A fragments; dSᵀ also into shared memory for dQ (row r at r·128 bytes,
-    // its 16-byte chunk c at (c ^ (r % 8))·16: the copy engine's 128-byte swizzle).
+    // dV_w += Pᵀ dO as soon as Pᵀ is packed (it runs while dSᵀ is computed), then dK_w += dSᵀ Q:
+    // 16 queries per wgmma; dO and Q N-major (d contiguous), column panels of 64 (LBO one
+    // panel), 8-row groups 1024 bytes apart.
 #pragma unroll
     for (int j = 0; j < kBlockM / 8; ++j) {
       pa[j / 2][(j % 2) * 2] = Ops::pack(st[4 * j], st[4 * j + 1]);
       pa[j / 2][(j % 2) * 2 + 1] = Ops::pack(st[4 * j + 2], st[4 * j + 3]);
-      dsa[j / 2][(j % 2) * 2] = Ops::pack(dpt[4 * j], dpt[4 * j + 1]);
-      dsa[j / 2][(j % 2) * 2 + 1] = Ops::pack(dpt[4 * j + 2], dpt[4 * j + 3]);
     }
+    sm90::pin_registers(dv);
+    sm90::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < kBlockM / 16; ++kk)
+      sm90::mma_rs_nmajor<T, kD>(dv, pa[kk], sm90::sw128_desc(do_tile + kk * 2048, kQPanel, 1024));
+    sm90::wgmma_commit();
+    sm90::wgmma_wait<1>();  // dPᵀ is done; dV may still run
+    sm90::pin_registers(dpt);
+#pragma unroll
+    for (int j = 0; j < kBlockM / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        dpt[4 * j + e] = st[4 * j + e] * (dpt[4 * j + e] - dsum[8 * j + 2 * t4 + (e & 1)]);
+    // dSᵀ as A fragments, and into shared memory for dQ (row r at r·128 bytes, its 16-byte chunk
+    // c at (c ^ (r % 8))·16: the copy engine's 128-byte swizzle).
     const int r0 = wg * kWgKeys + warp * 16 + g;  // g = r0 % 8 = (r0 + 8) % 8
 #pragma unroll
     for (int j = 0; j < kBlockM / 8; ++j) {
+      dsa[j / 2][(j % 2) * 2] = Ops::pack(dpt[4 * j], dpt[4 * j + 1]);
+      dsa[j / 2][(j % 2) * 2 + 1] = Ops::pack(dpt[4 * j + 2], dpt[4 * j + 3]);
       const uint32_t chunk = ((j ^ g) * 16) + 4 * t4;
       asm volatile("st.shared.b32 [%0], %1;" ::"r"(ds_buf + r0 * 128 + chunk),
                    "r"(dsa[j / 2][(j % 2) * 2]));
@@ -203,15 +213,8 @@ __device__ void consume(uint32_t base, const FlashBwdParams& p, const CUtensorMa
                    "r"(dsa[j / 2][(j % 2) * 2 + 1]));
     }
     sm90::fence_async_shared();
-
-    // dV_w += Pᵀ dO and dK_w += dSᵀ Q: 16 queries per wgmma; dO and Q N-major (d contiguous),
-    // column panels of 64 (LBO one panel), 8-row groups 1024 bytes apart.
-    sm90::pin_registers(dv);
     sm90::pin_registers(dk);
     sm90::wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < kBlockM / 16; ++kk)
-      sm90::mma_rs_nmajor<T, kD>(dv, pa[kk], sm90::sw128_desc(do_tile + kk * 2048, kQPanel, 1024));
 #pragma unroll
     for (int kk = 0; kk < kBlockM / 16; ++kk)
       sm90::mma_rs_nmajor<T, kD>(dk, dsa[kk], sm90::sw128_desc(q_tile + kk * 2048, kQPanel, 1024));
