@@ -164,10 +164,10 @@ void flash_attention_forward_out(const at::Tensor& q, const at::Tensor& k, const
   const std::string why = sm90_reason(p, q.device());
   TORCH_CHECK(kernel == FlashKernel::kAuto || why.empty(), fn,
               ": the Hopper (sm90) kernel cannot run this problem: ", why);
-  if (why.empty())
-    launch_flash_forward_sm90(p, stream);
-  else
-    launch_flash_forward(p, stream);
+  if (!why.empty()) return launch_flash_forward(p, stream);
+  const at::Tensor counter = at::zeros({1}, q.options().dtype(at::kInt));
+  p.tile_counter = counter.data_ptr<int>();
+  launch_flash_forward_sm90(p, stream);
 #endif
 }
 

@@ -30,6 +30,7 @@ struct FlashFwdParams {
   const void* v;  // (B, H, L, d), strides v_st
   void* o;        // (B, H, L, d) contiguous, same dtype
   float* lse;     // (B, H, L) contiguous: log Σ_j exp(scale · q·k_j) over the unmasked j
+  int* tile_counter;  // the Hopper kernel's work counter: one int, zero at launch (else null)
   FlashStrides q_st, k_st, v_st;
   int B, H, L, d;
   bool causal;

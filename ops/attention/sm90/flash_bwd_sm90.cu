@@ -53,7 +53,13 @@ constexpr uint32_t kQPanel = kBlockM * 128;      // 64 rows × 128 bytes
 constexpr uint32_t kDsTile = kBlockN * kBlockM * 2;  // dSᵀ: 128 keys × 64 queries, 16-bit
 constexpr uint32_t kRowBytes = kBlockM * 4;      // lse·log2e or D of one query tile
 constexpr uint32_t kDqPanel = kBlockM * 128;     // 64 rows × 32 fp32 columns of dQ
+// Registers per thread: 168 at launch (65,536 / 384, in steps of 8); setmaxnreg moves them from
+// the producer warpgroup to the consumers, whose increase waits until the producer's decrease
+// has freed enough: 128 · (168 − 24) = 256 · (240 − 168).
+constexpr int kEntryRegs = 65536 / kThreads / 8 * 8;
 constexpr int kProducerRegs = 24, kConsumerRegs = 240;
+static_assert(128 * (kEntryRegs - kProducerRegs) >= 256 * (kConsumerRegs - kEntryRegs),
+              "the consumers' registers come from the producer's");
 
 template <int kD>
 struct Smem {

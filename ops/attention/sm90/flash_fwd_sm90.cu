@@ -24,6 +24,7 @@
 //
 // Shared memory: Q (128 × d) + kStages × (K + V) (128 × d each) = 80 KB (d = 64), 160 KB (128),
 // plus the mbarriers: one block per SM.
+#include <algorithm>
 #include <cfloat>
 #include <stdexcept>
 #include <string>
@@ -33,6 +34,7 @@
 #include "ops/attention/flash_tiles.h"
 #include "ops/attention/sm90/flash_maps_sm90.h"
 #include "ops/cuda_check.h"
+#include "ops/device/attributes.h"
 #include "ops/device/hopper.cuh"
 #include "ops/device/wgmma.cuh"
 
@@ -49,8 +51,13 @@ constexpr int kConsumerWarps = 8;
 constexpr int kPanelCols = 64;                  // one 128-byte swizzle row of 16-bit elements
 constexpr uint32_t kPanelBytes = kBlockN * 128;  // 128 rows × 128 bytes (kBlockM == kBlockN)
 static_assert(kBlockM == kBlockN, "Q, K and V panels share one copy box");
+// Registers per thread: 168 at launch (65,536 / 384, in steps of 8); setmaxnreg moves them from
+// the producer warpgroup to the consumers, whose increase waits until the producer's decrease
+// has freed enough: 128 · (168 − 24) = 256 · (240 − 168).
+constexpr int kEntryRegs = 65536 / kThreads / 8 * 8;
 constexpr int kProducerRegs = 24, kConsumerRegs = 240;
-static_assert(128 * kProducerRegs + 256 * kConsumerRegs <= 65536, "register file");
+static_assert(128 * (kEntryRegs - kProducerRegs) >= 256 * (kConsumerRegs - kEntryRegs),
+              "the consumers' registers come from the producer's");
 
 // Byte offsets in the (1024-aligned) dynamic shared memory.
 template <int kD>
@@ -60,10 +67,19 @@ struct Smem {
   static constexpr uint32_t kK = kQ + kTile;              // kStages tiles
   static constexpr uint32_t kV = kK + kStages * kTile;    // kStages tiles
   static constexpr uint32_t kBars = kV + kStages * kTile;  // mbarriers, 8 bytes each
-  // q_full, then per stage: k_full, k_empty, v_full, v_empty
-  static constexpr uint32_t kBarCount = 1 + 4 * kStages;
-  static constexpr uint32_t kBytes = kBars + 8 * kBarCount + 1024;  // + alignment slack
+  // q_full, then per stage: k_full, k_empty, v_full, v_empty; then q_empty, tile_full[2],
+  // tile_empty[2]; then the two tile-id slots (4 bytes each)
+  static constexpr uint32_t kBarCount = 1 + 4 * kStages + 5;
+  static constexpr uint32_t kTileIds = kBars + 8 * kBarCount;
+  static constexpr uint32_t kBytes = kTileIds + 8 + 1024;  // + alignment slack
   static __device__ uint32_t q_full(uint32_t base) { return base + kBars; }
+  static __device__ uint32_t q_empty(uint32_t base) { return base + kBars + 8 * (1 + 4 * kStages); }
+  static __device__ uint32_t tile_full(uint32_t base, int slot) {
+    return base + kBars + 8 * (2 + 4 * kStages + slot);
+  }
+  static __device__ uint32_t tile_empty(uint32_t base, int slot) {
+    return base + kBars + 8 * (4 + 4 * kStages + slot);
+  }
   static __device__ uint32_t k_full(uint32_t base, int s) { return base + kBars + 8 * (1 + s); }
   static __device__ uint32_t k_empty(uint32_t base, int s) {
     return base + kBars + 8 * (1 + kStages + s);
@@ -86,35 +102,49 @@ __device__ __forceinline__ int key_tiles(int m_block, int L, bool causal) {
   return causal ? min(all, ((m_block + 1) * kBlockM + kBlockN - 1) / kBlockN) : all;
 }
 
-// The producer: Q once, then K and V tiles from the last (diagonal) key tile to the first, V one
-// tile behind K (the consumers use V_j while they compute S_{j+1}), each into its own ring.
+// Work tile t of the persistent grid: the query tiles of one head in a row, heaviest (last)
+// first, so that the blocks at work at once read the K and V of one or two heads from L2.
+struct WorkTile {
+  int b, h, m0, n_tiles;
+};
+__device__ __forceinline__ WorkTile work_tile(int t, const FlashFwdParams& p) {
+  const int m_blocks = (p.L + kBlockM - 1) / kBlockM;
+  const int bh = t / m_blocks, m_block = m_blocks - 1 - t % m_blocks;
+  return {bh / p.H, bh % p.H, m_block * kBlockM, key_tiles(m_block, p.L, p.causal)};
+}
+
+// The producer's share of one work tile: Q (once the consumers released the previous tile's),
+// then K and V tiles from the last (diagonal) key tile to the first, V one tile behind K (the
+// consumers use V_j while they compute S_{j+1}), each into its own ring; it0 is the ring
+// position of the tile's first key tile, local the number of work tiles this block did before.
 template <int kD>
 __device__ void produce(uint32_t base, const CUtensorMap* tq, const CUtensorMap* tk,
-                        const CUtensorMap* tv, int b, int h, int m0, int n_tiles) {
+                        const CUtensorMap* tv, const WorkTile& w, int it0, int local) {
   using S = Smem<kD>;
   constexpr int kPanels = kD / kPanelCols;
   auto load = [&](const CUtensorMap* map, uint32_t dst, uint32_t full, int row0) {
     sm90::mbar_arrive_expect_tx(full, S::kTile);
 #pragma unroll
     for (int p = 0; p < kPanels; ++p)
-      sm90::tma_load_4d(dst + p * kPanelBytes, map, full, p * kPanelCols, row0, h, b);
+      sm90::tma_load_4d(dst + p * kPanelBytes, map, full, p * kPanelCols, row0, w.h, w.b);
   };
-  auto row_of = [&](int it) { return (n_tiles - 1 - it) * kBlockN; };
-  auto load_kv = [&](bool is_k, int it) {
-    const int s = stage_of(it);
+  auto load_kv = [&](bool is_k, int j) {
+    const int it = it0 + j, s = stage_of(it);
     if (it >= kStages)
       sm90::mbar_wait(is_k ? S::k_empty(base, s) : S::v_empty(base, s), parity_of(it) ^ 1);
+    const int row0 = (w.n_tiles - 1 - j) * kBlockN;
     if (is_k)
-      load(tk, base + S::kK + s * S::kTile, S::k_full(base, s), row_of(it));
+      load(tk, base + S::kK + s * S::kTile, S::k_full(base, s), row0);
     else
-      load(tv, base + S::kV + s * S::kTile, S::v_full(base, s), row_of(it));
+      load(tv, base + S::kV + s * S::kTile, S::v_full(base, s), row0);
   };
-  load(tq, base + S::kQ, S::q_full(base), m0);
-  for (int it = 0; it < n_tiles; ++it) {
-    load_kv(true, it);
-    if (it > 0) load_kv(false, it - 1);
+  if (local > 0) sm90::mbar_wait(S::q_empty(base), (local - 1) & 1);
+  load(tq, base + S::kQ, S::q_full(base), w.m0);
+  for (int j = 0; j < w.n_tiles; ++j) {
+    load_kv(true, j);
+    if (j > 0) load_kv(false, j - 1);
   }
-  load_kv(false, n_tiles - 1);
+  load_kv(false, w.n_tiles - 1);
 }
 
 // A consumer warpgroup: rows m0 + 64·wg .. +63 of the query tile. Per key tile j (in visiting
@@ -123,8 +153,9 @@ __device__ void produce(uint32_t base, const CUtensorMap* tq, const CUtensorMap*
 // consumer warpgroups take turns to issue their MMAs (named barriers 1 and 2: ping-pong), so
 // one's softmax runs under the other's MMAs.
 template <typename T, int kD>
-__device__ void consume(uint32_t base, const FlashFwdParams& p, int b, int h, int m0, int wg,
-                        int n_tiles) {
+__device__ void consume(uint32_t base, const FlashFwdParams& p, const WorkTile& w, int wg,
+                        int it0, int local) {
+  const int b = w.b, h = w.h, m0 = w.m0, n_tiles = w.n_tiles;
   using S = Smem<kD>;
   using Ops = flash::Ops<T>;
   const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
@@ -151,8 +182,8 @@ __device__ void consume(uint32_t base, const FlashFwdParams& p, int b, int h, in
   };
   // S = Q Kᵀ: K-major A (this warpgroup's 64 rows of Q) and B (the 128 keys), 16 columns of d
   // per wgmma: 32 bytes along the swizzled row within a panel.
-  auto issue_s = [&](int it) {
-    const uint32_t k_tile = base + S::kK + stage_of(it) * S::kTile;
+  auto issue_s = [&](int j) {
+    const uint32_t k_tile = base + S::kK + stage_of(it0 + j) * S::kTile;
 #pragma unroll
     for (int kk = 0; kk < kD / 16; ++kk) {
       const uint32_t panel = (kk / 4) * kPanelBytes, along = (kk % 4) * 32;
@@ -165,8 +196,8 @@ __device__ void consume(uint32_t base, const FlashFwdParams& p, int b, int h, in
   };
   // O += P V: P from registers, V N-major (its rows are keys = K of this GEMM): 16 keys per
   // wgmma = two 8-row groups (SBO 1024 bytes); column panels of 64 (LBO one panel).
-  auto issue_pv = [&](int it) {
-    const uint32_t v_tile = base + S::kV + stage_of(it) * S::kTile;
+  auto issue_pv = [&](int j) {
+    const uint32_t v_tile = base + S::kV + stage_of(it0 + j) * S::kTile;
 #pragma unroll
     for (int kk = 0; kk < kBlockN / 16; ++kk)
       sm90::mma_rs_nmajor<T, kD>(o, pa[kk], sm90::sw128_desc(v_tile + kk * 16 * 128, kPanelBytes, 1024));
@@ -175,8 +206,8 @@ __device__ void consume(uint32_t base, const FlashFwdParams& p, int b, int h, in
   // The online softmax of tile `it` in base 2 over this thread's two rows (the quad of lanes
   // with the same g shares a row): masks, updates m and l, turns sc into P in place and returns
   // the factors alpha by which O must be rescaled.
-  auto softmax = [&](int it, float (&alpha)[2]) {
-    const int n0 = (n_tiles - 1 - it) * kBlockN;
+  auto softmax = [&](int j, float (&alpha)[2]) {
+    const int n0 = (n_tiles - 1 - j) * kBlockN;
     if (flash_tile_needs_mask(wg_m0, n0, kWgRows, kBlockN, L, causal)) {
 #pragma unroll
       for (int j = 0; j < kBlockN / 8; ++j)
@@ -233,50 +264,52 @@ __device__ void consume(uint32_t base, const FlashFwdParams& p, int b, int h, in
     for (int i = 0; i < kD / 2; ++i) o[i] *= alpha[(i / 2) % 2];
   };
 
-  // The second warpgroup lets the first issue first; it skips its last hand-over so that every
-  // arrival on a named barrier is matched by the other warpgroup's sync.
-  if (wg == 1) your_turn();
-  sm90::mbar_wait(S::q_full(base), 0);
+  // Key tile j of this work tile is ring position it0 + j; Q is this block's local-th.
+  auto k_full = [&](int j) { return S::k_full(base, stage_of(it0 + j)); };
+  auto v_full = [&](int j) { return S::v_full(base, stage_of(it0 + j)); };
+  sm90::mbar_wait(S::q_full(base), local & 1);
   float alpha[2];
-  // Tile 0 (the diagonal under the causal mask): S only.
-  sm90::mbar_wait(S::k_full(base, 0), 0);
+  // Key tile 0 (the diagonal under the causal mask): S only.
+  sm90::mbar_wait(k_full(0), parity_of(it0));
   my_turn();
   sm90::wgmma_fence();
   issue_s(0);
   your_turn();
   sm90::wgmma_wait<0>();
   sm90::pin_registers(sc);
-  release(S::k_empty(base, 0));
+  release(S::k_empty(base, stage_of(it0)));
+  if (n_tiles == 1) release(S::q_empty(base));
   softmax(0, alpha);
   pack_p();
-  for (int it = 1; it < n_tiles; ++it) {
-    sm90::mbar_wait(S::k_full(base, stage_of(it)), parity_of(it));
-    sm90::mbar_wait(S::v_full(base, stage_of(it - 1)), parity_of(it - 1));
+  for (int j = 1; j < n_tiles; ++j) {
+    sm90::mbar_wait(k_full(j), parity_of(it0 + j));
+    sm90::mbar_wait(v_full(j - 1), parity_of(it0 + j - 1));
     my_turn();
     sm90::pin_registers(o);
     sm90::wgmma_fence();
-    issue_s(it);
-    issue_pv(it - 1);
+    issue_s(j);
+    issue_pv(j - 1);
     your_turn();
-    sm90::wgmma_wait<1>();  // S_it is done; P_{it-1} V_{it-1} may still run
+    sm90::wgmma_wait<1>();  // S_j is done; P_{j-1} V_{j-1} may still run
     sm90::pin_registers(sc);
-    release(S::k_empty(base, stage_of(it)));
-    softmax(it, alpha);
+    release(S::k_empty(base, stage_of(it0 + j)));
+    if (j == n_tiles - 1) release(S::q_empty(base));  // the producer may load the next Q
+    softmax(j, alpha);
     sm90::wgmma_wait<0>();
     sm90::pin_registers(o);
-    release(S::v_empty(base, stage_of(it - 1)));
+    release(S::v_empty(base, stage_of(it0 + j - 1)));
     rescale_o(alpha);
     pack_p();
   }
-  sm90::mbar_wait(S::v_full(base, stage_of(n_tiles - 1)), parity_of(n_tiles - 1));
+  sm90::mbar_wait(v_full(n_tiles - 1), parity_of(it0 + n_tiles - 1));
   my_turn();
   sm90::pin_registers(o);
   sm90::wgmma_fence();
   issue_pv(n_tiles - 1);
-  if (wg == 0) your_turn();
+  your_turn();
   sm90::wgmma_wait<0>();
   sm90::pin_registers(o);
-  release(S::v_empty(base, stage_of(n_tiles - 1)));
+  release(S::v_empty(base, stage_of(it0 + n_tiles - 1)));
 
   // O / l, lse = (m + log2 l) · ln 2 (m is in base-2 units of scaled scores).
   T* out = static_cast<T*>(p.o);
@@ -307,34 +340,67 @@ __global__ void __launch_bounds__(kThreads, 1)
   using S = Smem<kD>;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
-  const int bh = blockIdx.y, b = bh / p.H, h = bh % p.H;
-  const int m_block = gridDim.x - 1 - blockIdx.x, m0 = m_block * kBlockM;
-  const int n_tiles = key_tiles(m_block, p.L, p.causal);
   const int wg = threadIdx.x / 128;
+  const int num_tiles = p.B * p.H * ((p.L + kBlockM - 1) / kBlockM);
+  volatile int* tile_ids = reinterpret_cast<volatile int*>(smem_raw + (base - smem_u32(smem_raw)) + S::kTileIds);
 
   if (threadIdx.x == 0) {
     sm90::mbar_init(S::q_full(base), 1);
+    sm90::mbar_init(S::q_empty(base), kConsumerWarps);
     for (int s = 0; s < kStages; ++s) {
       sm90::mbar_init(S::k_full(base, s), 1);
       sm90::mbar_init(S::v_full(base, s), 1);
       sm90::mbar_init(S::k_empty(base, s), kConsumerWarps);
       sm90::mbar_init(S::v_empty(base, s), kConsumerWarps);
     }
+    for (int slot = 0; slot < 2; ++slot) {
+      sm90::mbar_init(S::tile_full(base, slot), 1);
+      sm90::mbar_init(S::tile_empty(base, slot), kConsumerWarps);
+    }
     sm90::mbar_init_fence();
   }
   __syncthreads();
 
+  // Persistent blocks: each takes work tiles from a counter (tile blockIdx.x first) until none
+  // is left; the producer hands each tile's id to the consumers through a two-slot ring.
   if (wg == 0) {
     sm90::setmaxnreg_dec<kProducerRegs>();
     if (threadIdx.x == 0) {
       sm90::tma_prefetch_map(&tq);
       sm90::tma_prefetch_map(&tk);
       sm90::tma_prefetch_map(&tv);
-      produce<kD>(base, &tq, &tk, &tv, b, h, m0, n_tiles);
+      int tile = blockIdx.x, it0 = 0;
+      for (int local = 0;; ++local) {
+        const int slot = local % 2;
+        if (local >= 2) sm90::mbar_wait(S::tile_empty(base, slot), ((local / 2) + 1) & 1);
+        tile_ids[slot] = tile < num_tiles ? tile : -1;
+        sm90::mbar_arrive(S::tile_full(base, slot));
+        if (tile >= num_tiles) break;
+        const int next = atomicAdd(p.tile_counter, 1) + gridDim.x;
+        const WorkTile w = work_tile(tile, p);
+        produce<kD>(base, &tq, &tk, &tv, w, it0, local);
+        it0 += w.n_tiles;
+        tile = next;
+      }
     }
   } else {
     sm90::setmaxnreg_inc<kConsumerRegs>();
-    consume<T, kD>(base, p, b, h, m0, wg - 1, n_tiles);
+    // Ping-pong: the second warpgroup lets the first issue first; the first takes that extra
+    // turn back after the last tile, so every arrival on a named barrier meets a sync.
+    if (wg == 2) sm90::named_barrier_arrive(1, 256);
+    int it0 = 0;
+    for (int local = 0;; ++local) {
+      const int slot = local % 2;
+      sm90::mbar_wait(S::tile_full(base, slot), (local / 2) & 1);
+      const int tile = tile_ids[slot];
+      __syncwarp();
+      if (threadIdx.x % 32 == 0) sm90::mbar_arrive(S::tile_empty(base, slot));
+      if (tile < 0) break;
+      const WorkTile w = work_tile(tile, p);
+      consume<T, kD>(base, p, w, wg - 1, it0, local);
+      it0 += w.n_tiles;
+    }
+    if (wg == 1) sm90::named_barrier_sync(1, 256);
   }
 #endif
 }
@@ -348,7 +414,8 @@ void launch(const FlashFwdParams& p, cudaStream_t stream) {
     return true;
   }();
   (void)attr_set;
-  const dim3 grid((p.L + kBlockM - 1) / kBlockM, p.B * p.H);
+  const int64_t tiles = int64_t{p.B} * p.H * ((p.L + kBlockM - 1) / kBlockM);
+  const dim3 grid(static_cast<unsigned>(std::min<int64_t>(tiles, sm_count())));
   auto map = [&](const void* x, const FlashStrides& st) {
     return tensor_map(x, st, p.B, p.H, p.L, p.d, p.dtype, kBlockN);
   };
@@ -370,6 +437,8 @@ void launch_flash_forward_sm90(const FlashFwdParams& p, cudaStream_t stream) {
   if (p.d != 64 && p.d != 128)
     throw std::invalid_argument("flash attention (sm90): head dim " + std::to_string(p.d) +
                                 " unsupported (64, 128)");
+  if (p.tile_counter == nullptr)
+    throw std::invalid_argument("flash attention (sm90): the tile counter workspace is missing");
   flash::with_dtype(p.dtype, [&](auto t) {
     using T = decltype(t);
     if (p.d == 64)

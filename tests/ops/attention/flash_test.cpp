@@ -506,6 +506,35 @@ TEST(FlashAttentionDispatch, AutoPicksSm90OnHopperAndForcingItElsewhereThrows) {
   }
 }
 
+// More work tiles than multiprocessors: the Hopper kernels' blocks each take several tiles (the
+// forward's persistent blocks from its work counter, its rings and barriers carried from tile to
+// tile), forward and backward against the reference.
+TEST(FlashAttentionSm90, BlocksTakeSeveralTiles) {
+  std::string why;
+  if (!gpu_ready(&why)) GTEST_SKIP() << why;
+  for (int d : {64, 128}) {
+    why = sm90_skip_reason(d);
+    if (!why.empty()) GTEST_SKIP() << why;
+    for (bool causal : {true, false}) {
+      at::manual_seed(d + (causal ? 1 : 0));
+      const int64_t B = 2, H = 9, L = 2000;  // 2 · 9 · 16 = 288 query tiles
+      const auto opts = at::TensorOptions().dtype(at::kBFloat16).device(at::kCUDA);
+      auto q = at::randn({B, H, L, d}, opts), k = at::randn({B, H, L, d}, opts);
+      auto v = at::randn({B, H, L, d}, opts), dout = at::randn({B, H, L, d}, opts);
+      const auto out = flash_attention_forward(q, k, v, causal, FlashKernel::kSm90);
+      const auto g = flash_attention_backward(q, k, v, out.o, out.lse, dout, causal,
+                                              FlashKernel::kSm90);
+      const Reference ref = reference(q, k, v, dout, causal);
+      const std::string at_ = "d = " + std::to_string(d) + (causal ? " causal" : " noncausal");
+      EXPECT_EQ(check_close(out.o, ref.o, tol_o(at::kBFloat16)), "") << "o, " << at_;
+      EXPECT_LT(max_abs_diff(out.lse, ref.lse), kTolLse) << "lse, " << at_;
+      EXPECT_EQ(check_grad(g.dq, ref.dq, ref.dv, tol_grad(at::kBFloat16)), "") << "dq, " << at_;
+      EXPECT_EQ(check_grad(g.dk, ref.dk, ref.dv, tol_grad(at::kBFloat16)), "") << "dk, " << at_;
+      EXPECT_EQ(check_grad(g.dv, ref.dv, ref.dv, tol_grad(at::kBFloat16)), "") << "dv, " << at_;
+    }
+  }
+}
+
 class FlashAttentionGpuLayout : public ::testing::Test {
  protected:
   void SetUp() override {
