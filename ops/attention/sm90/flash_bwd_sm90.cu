@@ -239,6 +239,9 @@ __device__ void consume(uint32_t base, const FlashBwdParams& p, const CUtensorMa
     sm90::pin_registers(dq);
     sm90::pin_registers(dv);
     sm90::pin_registers(dk);
+    // This stage's lse·log2e and D were read by ordinary loads; the producer's next bulk copies
+    // into it (the async proxy) must come after them.
+    sm90::fence_async_shared();
     __syncwarp();
     if (lane == 0) sm90::mbar_arrive(S::q_empty(base, s));
 

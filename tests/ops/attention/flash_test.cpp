@@ -279,6 +279,15 @@ TEST(FlashAttention, CpuTensorsGiveClearError) {
   auto lse = at::zeros({1, 2, 8});
   const std::string bwd = error_of([&] { flash_attention_backward(q, q, q, q, lse, q, true); });
   EXPECT_NE(bwd.find("flash_attention_backward: needs CUDA tensors"), std::string::npos) << bwd;
+  // Forcing the Hopper kernels, or asking whether they can run, checks the input first too.
+  const std::string sm90 =
+      error_of([&] { flash_attention_forward(q, q, q, true, FlashKernel::kSm90); });
+  EXPECT_NE(sm90.find("needs CUDA tensors"), std::string::npos) << sm90;
+  const std::string ask = error_of([&] { flash_sm90_unsupported(q, q, q); });
+  EXPECT_NE(ask.find("flash_sm90_unsupported: needs CUDA tensors"), std::string::npos) << ask;
+  const std::string shape =
+      error_of([&] { flash_sm90_unsupported(q, q, q.narrow(2, 0, 4)); });
+  EXPECT_NE(shape.find("same shape"), std::string::npos) << shape;
 }
 
 TEST(FlashAttention, UnsupportedShapesAndDtypesGiveClearErrors) {
