@@ -79,16 +79,6 @@ __device__ __forceinline__ void bulk_wait() {
   asm volatile("cp.async.bulk.wait_group %0;" ::"n"(kPending) : "memory");
 }
 
-// A contiguous copy of `bytes` (a multiple of 16; both addresses 16-byte aligned) from global
-// memory into shared memory, completing on mbarrier `bar` like tma_load_4d.
-__device__ __forceinline__ void bulk_load(uint32_t dst, const void* src, uint32_t bytes,
-                                          uint32_t bar) {
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::
-          "r"(dst),
-      "l"(src), "r"(bytes), "r"(bar)
-      : "memory");
-}
 // Orders this thread's ordinary shared-memory stores before later reads by the tensor cores or
 // the copy engine (the async proxy); a barrier then publishes them to the other threads.
 __device__ __forceinline__ void fence_async_shared() {

@@ -3,13 +3,13 @@
 // FlashAttention-3 (Shah et al. 2024). Design notes: docs/flash_attention.md.
 //
 // Passes: launch_flash_backward_prepare (dQ workspace zeroed, D = rowsum(dO ∘ O)); a pad pass
-// writing lse·log2e and D per head zero-padded to a multiple of 64 rows (rows_pad), so that each
-// query tile's 64 values are one aligned 256-byte bulk copy; the main kernel; and
+// writing lse·log2e and D per head zero-padded to a multiple of 64 rows (rows_pad), so that the
+// main kernel reads each query tile's 64 values without bounds checks; the main kernel; and
 // launch_flash_backward_finish (dq = scale · workspace).
 //
 // Main kernel: one block per (key tile of 128 keys, batch·head), 384 threads in three
 // warpgroups, as the forward: a producer thread loads K and V once, then query tiles of 64 rows
-// (Q, dO, lse·log2e, D) into a two-stage ring; two consumer warpgroups own 64 keys each, their
+// (Q, dO) into a two-stage ring; two consumer warpgroups own 64 keys each, their
 // dK and dV (64 × d fp32) in registers for the whole pass. Per query tile, each consumer:
 //   Sᵀ  = K_w Qᵀ,  dPᵀ = V_w dOᵀ            (wgmma, both operands in shared memory, K-major)
 //   Pᵀ  = 2^(Sᵀ·scale·log2e − lse·log2e),   dSᵀ = Pᵀ ∘ (dPᵀ − D)   (masked entries 0)
@@ -23,8 +23,8 @@
 // Causal: key tile n visits query tiles from the one holding key n·128 on; heaviest (tile 0)
 // first, key tiles of one head side by side (blockIdx.x), heads in blockIdx.y.
 //
-// Shared memory: K, V (128 × d each), 2 × (Q, dO) (64 × d each), 2 × dSᵀ (128 × 64), 2 × 512 B
-// of lse and D: 80 KB (d = 64), 160 KB (d = 128).
+// Shared memory: K, V (128 × d each), 2 × (Q, dO) (64 × d each), 2 × dSᵀ (128 × 64), the dQ
+// tile (64 × d fp32), 2 × 2 × 512 B of lse and D: 115 KB (d = 64), 195 KB (d = 128).
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -71,8 +71,9 @@ struct Smem {
   static constexpr uint32_t kDO = kQ + kStages * kQTile;  // kStages tiles
   static constexpr uint32_t kDS = kDO + kStages * kQTile;  // two buffers
   static constexpr uint32_t kDQ = kDS + 2 * kDsTile;      // dQ tile, fp32, 32-column panels
-  static constexpr uint32_t kRows = kDQ + kD / 32 * kDqPanel;  // kStages × (lse·log2e, D)
-  static constexpr uint32_t kBars = kRows + kStages * 2 * kRowBytes;
+  // Per consumer warpgroup, two buffers of (lse·log2e, D) of a query tile.
+  static constexpr uint32_t kRows = kDQ + kD / 32 * kDqPanel;
+  static constexpr uint32_t kBars = kRows + 2 * 2 * 2 * kRowBytes;
   // kv_full, then per stage: q_full, q_empty
   static constexpr uint32_t kBytes = kBars + 8 * (1 + 2 * kStages) + 1024;
   static __device__ uint32_t kv_full(uint32_t base) { return base + kBars; }
@@ -92,9 +93,8 @@ __device__ __forceinline__ int first_query_tile(int n_block, bool causal) {
 
 template <int kD>
 __device__ void produce(uint32_t base, const CUtensorMap* tq, const CUtensorMap* tk,
-                        const CUtensorMap* tv, const CUtensorMap* tdo, const float* rows_pad,
-                        int64_t rows_total, int64_t bh_rows, int b, int h, int n0, int m_first,
-                        int m_count) {
+                        const CUtensorMap* tv, const CUtensorMap* tdo, int b, int h, int n0,
+                        int m_first, int m_count) {
   using S = Smem<kD>;
   constexpr int kPanels = kD / kPanelCols;
   sm90::mbar_arrive_expect_tx(S::kv_full(base), 2 * S::kKTile);
@@ -107,7 +107,7 @@ __device__ void produce(uint32_t base, const CUtensorMap* tq, const CUtensorMap*
     const int s = stage_of(it), m0 = (m_first + it) * kBlockM;
     const uint32_t full = S::q_full(base, s);
     if (it >= kStages) sm90::mbar_wait(S::q_empty(base, s), parity_of(it) ^ 1);
-    sm90::mbar_arrive_expect_tx(full, 2 * S::kQTile + 2 * kRowBytes);
+    sm90::mbar_arrive_expect_tx(full, 2 * S::kQTile);
 #pragma unroll
     for (int p = 0; p < kPanels; ++p) {
       sm90::tma_load_4d(base + S::kQ + s * S::kQTile + p * kQPanel, tq, full, p * kPanelCols, m0,
@@ -115,15 +115,12 @@ __device__ void produce(uint32_t base, const CUtensorMap* tq, const CUtensorMap*
       sm90::tma_load_4d(base + S::kDO + s * S::kQTile + p * kQPanel, tdo, full, p * kPanelCols,
                         m0, h, b);
     }
-    const uint32_t rows = base + S::kRows + s * 2 * kRowBytes;
-    sm90::bulk_load(rows, rows_pad + bh_rows + m0, kRowBytes, full);
-    sm90::bulk_load(rows + kRowBytes, rows_pad + rows_total + bh_rows + m0, kRowBytes, full);
   }
 }
 
 template <typename T, int kD>
 __device__ void consume(uint32_t base, const FlashBwdParams& p, const CUtensorMap* tdq, int b,
-                        int h, int n0, int wg, int m_first, int m_count, const float* smem_rows) {
+                        int h, int n0, int wg, int m_first, int m_count, float* smem_rows) {
   using S = Smem<kD>;
   using Ops = flash::Ops<T>;
   constexpr int kDq = kD / 2;  // dQ columns this warpgroup computes
@@ -143,13 +140,26 @@ __device__ void consume(uint32_t base, const FlashBwdParams& p, const CUtensorMa
   float st[kBlockM / 2], dpt[kBlockM / 2], dq[kDq / 2];
   uint32_t pa[kBlockM / 16][4], dsa[kBlockM / 16][4];
 
+  // lse·log2e and D of query tile `it`: thread i of the warpgroup loads value i of the tile's
+  // 2 × 64 (rows_pad is padded, so no bounds), one tile ahead, into this warpgroup's buffer
+  // it % 2; the warpgroup's barriers before dQ order the stores before the next tile's reads.
+  const int tid_wg = threadIdx.x % 128;
+  const int64_t lpad = flash_sm90_rows_pad(L);
+  const float* rows_src = p.rows_pad + (tid_wg < kBlockM ? 0 : int64_t{p.B} * p.H * lpad) +
+                          bh * lpad + tid_wg % kBlockM;
+  float* rows = smem_rows + wg * 2 * 2 * kBlockM;
+  auto fetch_rows = [&](int it) { return rows_src[(m_first + it) * kBlockM]; };
+  rows[tid_wg] = fetch_rows(0);
+  sm90::named_barrier_sync(2 + wg, 128);
+
   sm90::mbar_wait(S::kv_full(base), 0);
   for (int it = 0; it < m_count; ++it) {
     const int s = stage_of(it), m0 = (m_first + it) * kBlockM;
     const uint32_t q_tile = base + S::kQ + s * S::kQTile, do_tile = base + S::kDO + s * S::kQTile;
     const uint32_t ds_buf = base + S::kDS + (it % 2) * kDsTile;
-    const float* lse2 = smem_rows + s * 2 * kBlockM;
+    const float* lse2 = rows + (it % 2) * 2 * kBlockM;
     const float* dsum = lse2 + kBlockM;
+    const float next_rows = it + 1 < m_count ? fetch_rows(it + 1) : 0.f;
     sm90::mbar_wait(S::q_full(base, s), parity_of(it));
 
     // Sᵀ = K_w Qᵀ and dPᵀ = V_w dOᵀ: K-major A (this warpgroup's 64 keys) and B (64 queries).
@@ -239,9 +249,6 @@ __device__ void consume(uint32_t base, const FlashBwdParams& p, const CUtensorMa
     sm90::pin_registers(dq);
     sm90::pin_registers(dv);
     sm90::pin_registers(dk);
-    // This stage's lse·log2e and D were read by ordinary loads; the producer's next bulk copies
-    // into it (the async proxy) must come after them.
-    sm90::fence_async_shared();
     __syncwarp();
     if (lane == 0) sm90::mbar_arrive(S::q_empty(base, s));
 
@@ -249,6 +256,7 @@ __device__ void consume(uint32_t base, const FlashBwdParams& p, const CUtensorMa
     // into the workspace with the copy engine (rows beyond L are skipped by the map).
     const bool leader = threadIdx.x % 128 == 0;
     if (leader) sm90::bulk_wait_read<0>();  // the previous tile's add has read the panels
+    rows[((it + 1) % 2) * 2 * kBlockM + tid_wg] = next_rows;
     sm90::named_barrier_sync(2 + wg, 128);
 #pragma unroll
     for (int j = 0; j < kDq / 8; ++j) {
@@ -297,8 +305,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   using S = Smem<kD>;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
-  const float* smem_rows =
-      reinterpret_cast<const float*>(smem_raw + (base - smem_u32(smem_raw)) + S::kRows);
+  float* smem_rows = reinterpret_cast<float*>(smem_raw + (base - smem_u32(smem_raw)) + S::kRows);
   const int n_block = blockIdx.x, n0 = n_block * kBlockN;
   const int bh = blockIdx.y, b = bh / p.H, h = bh % p.H;
   const int m_first = first_query_tile(n_block, p.causal);
@@ -318,9 +325,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (wg == 0) {
     sm90::setmaxnreg_dec<kProducerRegs>();
     if (threadIdx.x == 0) {
-      const int64_t lpad = flash_sm90_rows_pad(p.L);
-      produce<kD>(base, &tq, &tk, &tv, &tdo, p.rows_pad, int64_t{p.B} * p.H * lpad, bh * lpad, b,
-                  h, n0, m_first, m_count);
+      produce<kD>(base, &tq, &tk, &tv, &tdo, b, h, n0, m_first, m_count);
     }
   } else {
     sm90::setmaxnreg_inc<kConsumerRegs>();
