@@ -8,7 +8,7 @@
 //           skipped with LibTorch's reason), flash — our FlashAttention-2 kernel
 //           (ops/attention/; bf16/fp16 on CUDA, fp32 points skipped with its reason) — and
 //           flash_sm90 — our Hopper forward (TMA + wgmma, d = 64 and 128 on compute capability
-//           9.0; elsewhere skipped with the reason) with the portable backward.
+//           9.0; elsewhere skipped with the reason) and its Hopper backward.
 //   dtypes: fp32 (TF32 off), bf16 (of those selected with --gptbench_dtypes).
 //   grid:   B = --gptbench_batch (8 on a GPU), H = heads of each selected model (small: 12).
 //           GPU default: L ∈ {1024, 4096} × d ∈ {64, 128}, causal; --gptbench_full=true:

@@ -16,7 +16,7 @@ namespace gptbench {
 
 // kFlash and kFlashSm90 are our kernels (ops/attention/flash.h), not SDPA backends: the portable
 // FlashAttention-2 kernel (mma.sync) and the Hopper forward (TMA + wgmma; compute capability 9.0,
-// d = 64 and 128) with the portable backward.
+// d = 64 and 128) with the Hopper backward.
 enum class AttnBackend {
   kNaive,
   kSdpaMath,

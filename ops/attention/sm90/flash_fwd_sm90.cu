@@ -3,24 +3,26 @@
 // 2024): the tensor copy engine (TMA) loads Q, K and V tiles into shared memory and warpgroup
 // MMAs (wgmma) compute S = Q Kᵀ and O += P V. Design notes: docs/flash_attention.md.
 //
-// One block per (128-row query tile, batch·head), 384 threads in three warpgroups:
-//   - warpgroup 0, the producer: one thread issues the copies of Q (once) and of the key/value
-//     tiles into a ring of kStages buffers; it waits for a buffer to be released (mbarrier
-//     `empty`) before refilling it. Its registers are lowered to 24 (setmaxnreg) and given to
+// Persistent blocks, one per multiprocessor, take work tiles (128 query rows of one batch·head)
+// from a counter; 384 threads in three warpgroups:
+//   - warpgroup 0, the producer: one thread takes the tiles, hands their ids to the consumers
+//     (a two-slot mbarrier ring) and issues the copies: Q once per tile (when the consumers
+//     released the previous tile's), K and V tiles into rings of kStages buffers, each refilled
+//     once the consumers released it (mbarriers `*_empty`). Its registers are lowered to 24
+//     (setmaxnreg) and given to
 //   - warpgroups 1 and 2, the consumers (240 registers each): 64 query rows each. Per key tile
-//     of 128: wait for K (mbarrier `k_full`), S = Q Kᵀ by d/16 wgmma (both operands in shared
-//     memory), mask where a tile can hold masked elements, the online softmax in registers, P
-//     packed to 16 bits in registers as wgmma's A operand, wait for V, O += P V by 8 wgmma (V
-//     read N-major), then release the buffer.
+//     of 128 they issue S_j = Q K_jᵀ (d/16 wgmma, both operands in shared memory) with
+//     O += P_{j-1} V_{j-1} (8 wgmma, P from registers, V read N-major), then mask where a tile can
+//     hold masked elements and run the online softmax of S_j while P V runs; the two take turns
+//     to issue (ping-pong, see consume).
 // Tiles sit in shared memory as the copy engine writes them with 128-byte swizzle: panels of
 // 64 columns (128 bytes) × 128 rows, d/64 panels per tile; wgmma reads the same layout through
 // its descriptors (ops/device/hopper.cuh), so no thread touches Q, K or V in shared memory.
 // Rows beyond L are zero-filled by the copy engine and masked; only rows < L are written.
 // Causal: a query tile visits key tiles up to its diagonal, the diagonal (masked) tile first.
-// Block order: the query tiles of one head run next to each other (blockIdx.x, heaviest first:
-// it counts from the last), so the blocks resident at once read the K and V of one or two heads
-// from L2; heads in blockIdx.y. (With heads fastest, as the portable kernel's ungrouped order, the
-// 132 resident blocks stream 132 heads' K and V from memory.)
+// Work order: the query tiles of one head in a row, heaviest first, so the blocks at work at
+// once read the K and V of one or two heads from L2 (heads side by side, the 132 resident blocks
+// streamed 132 heads' K and V from memory: 445 against 543 TFLOP/s at L = 16,384, d = 128).
 //
 // Shared memory: Q (128 × d) + kStages × (K + V) (128 × d each) = 80 KB (d = 64), 160 KB (128),
 // plus the mbarriers: one block per SM.
