@@ -33,33 +33,24 @@
 #include "ops/attention/flash_kernels.h"
 #include "ops/attention/flash_tiles.h"
 #include "ops/attention/sm90/flash_maps_sm90.h"
+#include "ops/attention/sm90/flash_sm90_common.cuh"
 #include "ops/cuda_check.h"
 #include "ops/device/hopper.cuh"
 #include "ops/device/wgmma.cuh"
 
 namespace gptbench {
-namespace flash_sm90_bwd {
+namespace flash_sm90 {
 namespace {
 
 constexpr int kBlockN = 128;  // keys per block: two consumer warpgroups of 64
 constexpr int kBlockM = 64;   // query rows per tile
 constexpr int kWgKeys = 64;
 constexpr int kStages = 2;
-constexpr int kThreads = 3 * 128;
-constexpr int kConsumerWarps = 8;
-constexpr int kPanelCols = 64;                   // one 128-byte swizzle row of 16-bit elements
 constexpr uint32_t kKPanel = kBlockN * 128;      // 128 rows × 128 bytes
 constexpr uint32_t kQPanel = kBlockM * 128;      // 64 rows × 128 bytes
 constexpr uint32_t kDsTile = kBlockN * kBlockM * 2;  // dSᵀ: 128 keys × 64 queries, 16-bit
 constexpr uint32_t kRowBytes = kBlockM * 4;      // lse·log2e or D of one query tile
 constexpr uint32_t kDqPanel = kBlockM * 128;     // 64 rows × 32 fp32 columns of dQ
-// Registers per thread: 168 at launch (65,536 / 384, in steps of 8); setmaxnreg moves them from
-// the producer warpgroup to the consumers, whose increase waits until the producer's decrease
-// has freed enough: 128 · (168 − 24) = 256 · (240 − 168).
-constexpr int kEntryRegs = 65536 / kThreads / 8 * 8;
-constexpr int kProducerRegs = 24, kConsumerRegs = 240;
-static_assert(128 * (kEntryRegs - kProducerRegs) >= 256 * (kConsumerRegs - kEntryRegs),
-              "the consumers' registers come from the producer's");
 
 template <int kD>
 struct Smem {
@@ -163,23 +154,19 @@ __device__ void consume(uint32_t base, const FlashBwdParams& p, const CUtensorMa
     sm90::mbar_wait(S::q_full(base, s), parity_of(it));
 
     // Sᵀ = K_w Qᵀ and dPᵀ = V_w dOᵀ: K-major A (this warpgroup's 64 keys) and B (64 queries).
+    auto issue_transposed_scores = [&](float (&acc)[kBlockM / 2], uint32_t keys, uint32_t rows) {
+#pragma unroll
+      for (int kk = 0; kk < kD / 16; ++kk) {
+        const uint32_t off = (kk / 4) * kKPanel + wg * kWgKeys * 128 + (kk % 4) * 32;
+        const uint32_t qoff = (kk / 4) * kQPanel + (kk % 4) * 32;
+        sm90::mma_ss<T, kBlockM>(acc, sm90::sw128_desc(keys + off, 16, 1024),
+                                 sm90::sw128_desc(rows + qoff, 16, 1024), kk > 0);
+      }
+      sm90::wgmma_commit();
+    };
     sm90::wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < kD / 16; ++kk) {
-      const uint32_t off = (kk / 4) * kKPanel + wg * kWgKeys * 128 + (kk % 4) * 32;
-      const uint32_t qoff = (kk / 4) * kQPanel + (kk % 4) * 32;
-      sm90::mma_ss<T, kBlockM>(st, sm90::sw128_desc(base + S::kK + off, 16, 1024),
-                               sm90::sw128_desc(q_tile + qoff, 16, 1024), kk > 0);
-    }
-    sm90::wgmma_commit();
-#pragma unroll
-    for (int kk = 0; kk < kD / 16; ++kk) {
-      const uint32_t off = (kk / 4) * kKPanel + wg * kWgKeys * 128 + (kk % 4) * 32;
-      const uint32_t qoff = (kk / 4) * kQPanel + (kk % 4) * 32;
-      sm90::mma_ss<T, kBlockM>(dpt, sm90::sw128_desc(base + S::kV + off, 16, 1024),
-                               sm90::sw128_desc(do_tile + qoff, 16, 1024), kk > 0);
-    }
-    sm90::wgmma_commit();
+    issue_transposed_scores(st, base + S::kK, q_tile);
+    issue_transposed_scores(dpt, base + S::kV, do_tile);
 
     // Pᵀ (rows: keys, columns: queries), masked entries 0.
     sm90::wgmma_wait<1>();
@@ -304,8 +291,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using S = Smem<kD>;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
-  const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
-  float* smem_rows = reinterpret_cast<float*>(smem_raw + (base - smem_u32(smem_raw)) + S::kRows);
+  const uint32_t base = aligned_base(smem_raw);
+  float* smem_rows = smem_at<float>(smem_raw, S::kRows);
   const int n_block = blockIdx.x, n0 = n_block * kBlockN;
   const int bh = blockIdx.y, b = bh / p.H, h = bh % p.H;
   const int m_first = first_query_tile(n_block, p.causal);
@@ -349,28 +336,22 @@ __global__ void __launch_bounds__(256) pad_rows_kernel(const FlashBwdParams p, i
 template <typename T, int kD>
 void launch(const FlashBwdParams& p, cudaStream_t stream) {
   constexpr int smem = Smem<kD>::kBytes;
-  static const bool attr_set = [] {
-    CUDA_CHECK(cudaFuncSetAttribute(flash_bwd_sm90_kernel<T, kD>,
-                                    cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    return true;
-  }();
-  (void)attr_set;
+  allow_smem<flash_bwd_sm90_kernel<T, kD>>(smem);
   auto map = [&](const void* x, const FlashStrides& st, int rows) {
-    return flash_sm90::tensor_map(x, st, p.B, p.H, p.L, p.d, p.dtype, rows);
+    return tensor_map(x, st, p.B, p.H, p.L, p.d, p.dtype, rows);
   };
   const dim3 grid((p.L + kBlockN - 1) / kBlockN, p.B * p.H);
   flash_bwd_sm90_kernel<T, kD><<<grid, kThreads, smem, stream>>>(
       map(p.q, p.q_st, kBlockM), map(p.k, p.k_st, kBlockN), map(p.v, p.v_st, kBlockN),
       map(p.dout, p.do_st, kBlockM),
-      flash_sm90::tensor_map_f32(p.dq_accum,
-                                 {int64_t{p.H} * p.L * p.d, int64_t{p.L} * p.d, p.d}, p.B, p.H,
-                                 p.L, p.d, kBlockM),
+      tensor_map_f32(p.dq_accum, {int64_t{p.H} * p.L * p.d, int64_t{p.L} * p.d, p.d}, p.B, p.H,
+                     p.L, p.d, kBlockM),
       p);
   CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace
-}  // namespace flash_sm90_bwd
+}  // namespace flash_sm90
 
 std::string flash_backward_sm90_unsupported(const FlashBwdParams& p, int cc_major, int cc_minor) {
   return flash_sm90::unsupported(p.d, int64_t{p.B} * p.H, cc_major, cc_minor,
@@ -379,22 +360,18 @@ std::string flash_backward_sm90_unsupported(const FlashBwdParams& p, int cc_majo
 
 void launch_flash_backward_sm90(const FlashBwdParams& p, cudaStream_t stream) {
   if (p.B <= 0 || p.H <= 0 || p.L <= 0) return;
-  if (p.d != 64 && p.d != 128)
+  if (p.d != 64 && p.d != 128)  // before the passes around the main kernel
     throw std::invalid_argument("flash attention (sm90): head dim " + std::to_string(p.d) +
                                 " unsupported (64, 128)");
   if (p.rows_pad == nullptr)
     throw std::invalid_argument("flash attention (sm90): the rows_pad workspace is missing");
   launch_flash_backward_prepare(p, stream);
   const int64_t n = int64_t{p.B} * p.H * flash_sm90_rows_pad(p.L);
-  flash_sm90_bwd::pad_rows_kernel<<<static_cast<unsigned>(std::min<int64_t>((n + 255) / 256, 65536)),
+  flash_sm90::pad_rows_kernel<<<static_cast<unsigned>(std::min<int64_t>((n + 255) / 256, 65536)),
                                     256, 0, stream>>>(p, flash_sm90_rows_pad(p.L));
   CUDA_CHECK_LAUNCH();
-  flash::with_dtype(p.dtype, [&](auto t) {
-    using T = decltype(t);
-    if (p.d == 64)
-      flash_sm90_bwd::launch<T, 64>(p, stream);
-    else
-      flash_sm90_bwd::launch<T, 128>(p, stream);
+  flash_sm90::with_type_and_dim(p, [&](auto t, auto d) {
+    flash_sm90::launch<decltype(t), decltype(d)::value>(p, stream);
   });
   launch_flash_backward_finish(p, stream);
 }

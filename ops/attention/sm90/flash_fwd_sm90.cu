@@ -35,6 +35,7 @@
 #include "ops/attention/flash_kernels.h"
 #include "ops/attention/flash_tiles.h"
 #include "ops/attention/sm90/flash_maps_sm90.h"
+#include "ops/attention/sm90/flash_sm90_common.cuh"
 #include "ops/cuda_check.h"
 #include "ops/device/attributes.h"
 #include "ops/device/hopper.cuh"
@@ -48,18 +49,8 @@ constexpr int kBlockM = 128;       // query rows per block: two consumer warpgro
 constexpr int kBlockN = 128;       // keys per tile
 constexpr int kWgRows = 64;        // query rows per consumer warpgroup
 constexpr int kStages = 2;         // key/value buffers in the ring
-constexpr int kThreads = 3 * 128;  // producer + two consumer warpgroups
-constexpr int kConsumerWarps = 8;
-constexpr int kPanelCols = 64;                  // one 128-byte swizzle row of 16-bit elements
 constexpr uint32_t kPanelBytes = kBlockN * 128;  // 128 rows × 128 bytes (kBlockM == kBlockN)
 static_assert(kBlockM == kBlockN, "Q, K and V panels share one copy box");
-// Registers per thread: 168 at launch (65,536 / 384, in steps of 8); setmaxnreg moves them from
-// the producer warpgroup to the consumers, whose increase waits until the producer's decrease
-// has freed enough: 128 · (168 − 24) = 256 · (240 − 168).
-constexpr int kEntryRegs = 65536 / kThreads / 8 * 8;
-constexpr int kProducerRegs = 24, kConsumerRegs = 240;
-static_assert(128 * (kEntryRegs - kProducerRegs) >= 256 * (kConsumerRegs - kEntryRegs),
-              "the consumers' registers come from the producer's");
 
 // Byte offsets in the (1024-aligned) dynamic shared memory.
 template <int kD>
@@ -341,10 +332,10 @@ __global__ void __launch_bounds__(kThreads, 1)
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using S = Smem<kD>;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
-  const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
+  const uint32_t base = aligned_base(smem_raw);
   const int wg = threadIdx.x / 128;
   const int num_tiles = p.B * p.H * ((p.L + kBlockM - 1) / kBlockM);
-  volatile int* tile_ids = reinterpret_cast<volatile int*>(smem_raw + (base - smem_u32(smem_raw)) + S::kTileIds);
+  volatile int* tile_ids = smem_at<volatile int>(smem_raw, S::kTileIds);
 
   if (threadIdx.x == 0) {
     sm90::mbar_init(S::q_full(base), 1);
@@ -410,12 +401,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 template <typename T, int kD>
 void launch(const FlashFwdParams& p, cudaStream_t stream) {
   constexpr int smem = Smem<kD>::kBytes;
-  static const bool attr_set = [] {
-    CUDA_CHECK(cudaFuncSetAttribute(flash_fwd_sm90_kernel<T, kD>,
-                                    cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    return true;
-  }();
-  (void)attr_set;
+  allow_smem<flash_fwd_sm90_kernel<T, kD>>(smem);
   const int64_t tiles = int64_t{p.B} * p.H * ((p.L + kBlockM - 1) / kBlockM);
   const dim3 grid(static_cast<unsigned>(std::min<int64_t>(tiles, sm_count())));
   auto map = [&](const void* x, const FlashStrides& st) {
@@ -436,17 +422,10 @@ std::string flash_forward_sm90_unsupported(const FlashFwdParams& p, int cc_major
 
 void launch_flash_forward_sm90(const FlashFwdParams& p, cudaStream_t stream) {
   if (p.B <= 0 || p.H <= 0 || p.L <= 0) return;
-  if (p.d != 64 && p.d != 128)
-    throw std::invalid_argument("flash attention (sm90): head dim " + std::to_string(p.d) +
-                                " unsupported (64, 128)");
   if (p.tile_counter == nullptr)
     throw std::invalid_argument("flash attention (sm90): the tile counter workspace is missing");
-  flash::with_dtype(p.dtype, [&](auto t) {
-    using T = decltype(t);
-    if (p.d == 64)
-      flash_sm90::launch<T, 64>(p, stream);
-    else
-      flash_sm90::launch<T, 128>(p, stream);
+  flash_sm90::with_type_and_dim(p, [&](auto t, auto d) {
+    flash_sm90::launch<decltype(t), decltype(d)::value>(p, stream);
   });
 }
 

@@ -415,6 +415,15 @@ constexpr double kTolLse = 1e-3;
 // dtype, d, L, causal, kernel (forward and backward).
 using GpuParam = std::tuple<std::string, int, int, bool, FlashKernel>;
 
+}  // namespace
+
+// How the test names print a kernel choice (found by gtest in FlashKernel's namespace).
+void PrintTo(FlashKernel k, std::ostream* os) {
+  *os << (k == FlashKernel::kSm90 ? "sm90" : k == FlashKernel::kPortable ? "portable" : "auto");
+}
+
+namespace {
+
 // Why the Hopper forward cannot run on this GPU at head dim d, or "" when it can.
 std::string sm90_skip_reason(int d) {
   const auto x = at::zeros({1, 1, 8, d}, at::TensorOptions().dtype(at::kBFloat16).device(at::kCUDA));

@@ -1,0 +1,66 @@
+#pragma once
+// What the Hopper attention kernels (flash_fwd_sm90.cu, flash_bwd_sm90.cu) share: the block's
+// warpgroups and their register split, the aligned shared-memory base, and the launch helpers.
+// CUDA only.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "ops/attention/flash_common.cuh"
+#include "ops/cuda_check.h"
+
+namespace gptbench {
+namespace flash_sm90 {
+
+constexpr int kThreads = 3 * 128;  // a producer warpgroup and two consumer warpgroups
+constexpr int kConsumerWarps = 8;
+constexpr int kPanelCols = 64;  // one 128-byte swizzle row of 16-bit elements
+// Registers per thread: 168 at launch (65,536 / 384, in steps of 8); setmaxnreg moves them from
+// the producer warpgroup to the consumers, whose increase waits until the producer's decrease
+// has freed enough: 128 · (168 − 24) = 256 · (240 − 168).
+constexpr int kEntryRegs = 65536 / kThreads / 8 * 8;
+constexpr int kProducerRegs = 24, kConsumerRegs = 240;
+static_assert(128 * (kEntryRegs - kProducerRegs) >= 256 * (kConsumerRegs - kEntryRegs),
+              "the consumers' registers come from the producer's");
+
+// The first 1024-byte boundary of the dynamic shared memory `raw` (128-byte swizzled tiles start
+// on one; the kernels ask for 1024 bytes of slack), as a shared-space address.
+__device__ __forceinline__ uint32_t aligned_base(const unsigned char* raw) {
+  return (smem_u32(raw) + 1023u) & ~1023u;
+}
+// A generic pointer to byte `offset` past that boundary.
+template <typename T>
+__device__ __forceinline__ T* smem_at(unsigned char* raw, uint32_t offset) {
+  return reinterpret_cast<T*>(raw + (aligned_base(raw) - smem_u32(raw)) + offset);
+}
+
+// Raises kKernel's dynamic shared-memory limit to `bytes`, once per kernel.
+template <auto kKernel>
+void allow_smem(int bytes) {
+  static const bool once = [bytes] {
+    CUDA_CHECK(cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    return true;
+  }();
+  (void)once;
+}
+
+// Calls f(T{}, std::integral_constant<int, d>{}) for p's 16-bit element type and head dim d
+// (64 or 128; another throws std::invalid_argument).
+template <typename Params, typename F>
+void with_type_and_dim(const Params& p, F&& f) {
+  if (p.d != 64 && p.d != 128)
+    throw std::invalid_argument("flash attention (sm90): head dim " + std::to_string(p.d) +
+                                " unsupported (64, 128)");
+  flash::with_dtype(p.dtype, [&](auto t) {
+    if (p.d == 64)
+      f(t, std::integral_constant<int, 64>{});
+    else
+      f(t, std::integral_constant<int, 128>{});
+  });
+}
+
+}  // namespace flash_sm90
+}  // namespace gptbench
