@@ -114,10 +114,25 @@ Params qkv_params(const at::Tensor& qk, const at::Tensor& kk, const at::Tensor& 
   return p;
 }
 
-// Why the Hopper forward cannot run p on `device`, or "".
+// Why the Hopper kernel cannot run p (forward or backward) on `device`, or "".
 std::string sm90_reason(const FlashFwdParams& p, c10::Device device) {
   const cudaDeviceProp* prop = at::cuda::getDeviceProperties(device.index());
   return flash_forward_sm90_unsupported(p, prop->major, prop->minor);
+}
+std::string sm90_reason(const FlashBwdParams& p, c10::Device device) {
+  const cudaDeviceProp* prop = at::cuda::getDeviceProperties(device.index());
+  return flash_backward_sm90_unsupported(p, prop->major, prop->minor);
+}
+
+// Whether `kernel` runs the Hopper kernel on p: kPortable never, kAuto where it can, kSm90
+// always (a c10::Error naming why where it cannot).
+template <typename Params>
+bool runs_sm90(const char* fn, FlashKernel kernel, const Params& p, c10::Device device) {
+  if (kernel == FlashKernel::kPortable) return false;
+  const std::string why = sm90_reason(p, device);
+  TORCH_CHECK(kernel == FlashKernel::kAuto || why.empty(), fn,
+              ": the Hopper (sm90) kernel cannot run this problem: ", why);
+  return why.empty();
 }
 #endif
 
@@ -160,11 +175,7 @@ void flash_attention_forward_out(const at::Tensor& q, const at::Tensor& k, const
   p.o = o.data_ptr();
   p.lse = lse.data_ptr<float>();
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream(q.device().index()).stream();
-  if (kernel == FlashKernel::kPortable) return launch_flash_forward(p, stream);
-  const std::string why = sm90_reason(p, q.device());
-  TORCH_CHECK(kernel == FlashKernel::kAuto || why.empty(), fn,
-              ": the Hopper (sm90) kernel cannot run this problem: ", why);
-  if (!why.empty()) return launch_flash_forward(p, stream);
+  if (!runs_sm90(fn, kernel, p, q.device())) return launch_flash_forward(p, stream);
   const at::Tensor counter = at::zeros({1}, q.options().dtype(at::kInt));
   p.tile_counter = counter.data_ptr<int>();
   launch_flash_forward_sm90(p, stream);
@@ -215,12 +226,7 @@ void flash_attention_backward_out(const at::Tensor& q, const at::Tensor& k, cons
   p.o_st = strides_of(ok);
   p.do_st = strides_of(gk);
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream(q.device().index()).stream();
-  if (kernel == FlashKernel::kPortable) return launch_flash_backward(p, stream);
-  const cudaDeviceProp* prop = at::cuda::getDeviceProperties(q.device().index());
-  const std::string why = flash_backward_sm90_unsupported(p, prop->major, prop->minor);
-  TORCH_CHECK(kernel == FlashKernel::kAuto || why.empty(), fn,
-              ": the Hopper (sm90) kernel cannot run this problem: ", why);
-  if (!why.empty()) return launch_flash_backward(p, stream);
+  if (!runs_sm90(fn, kernel, p, q.device())) return launch_flash_backward(p, stream);
   at::Tensor rows_pad =
       at::empty({2 * q.size(0) * q.size(1) * flash_sm90_rows_pad(p.L)}, dsum.options());
   p.rows_pad = rows_pad.data_ptr<float>();

@@ -354,7 +354,7 @@ void launch(const FlashBwdParams& p, cudaStream_t stream) {
 }  // namespace flash_sm90
 
 std::string flash_backward_sm90_unsupported(const FlashBwdParams& p, int cc_major, int cc_minor) {
-  return flash_sm90::unsupported(p.d, int64_t{p.B} * p.H, cc_major, cc_minor,
+  return flash_sm90::unsupported(p.d, int64_t{p.B} * p.H, p.L, cc_major, cc_minor,
                                  {p.q_st, p.k_st, p.v_st, p.do_st}, {p.q, p.k, p.v, p.dout});
 }
 

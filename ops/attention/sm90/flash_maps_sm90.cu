@@ -67,7 +67,7 @@ CUtensorMap tensor_map_f32(const float* data, const FlashStrides& st, int B, int
   return encode(data, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, st, B, H, L, d, 32, box_rows);
 }
 
-std::string unsupported(int d, int64_t batch_heads, int cc_major, int cc_minor,
+std::string unsupported(int d, int64_t batch_heads, int L, int cc_major, int cc_minor,
                         std::initializer_list<FlashStrides> strides,
                         std::initializer_list<const void*> ptrs) {
   if (cc_major != 9 || cc_minor != 0)
@@ -79,6 +79,8 @@ std::string unsupported(int d, int64_t batch_heads, int cc_major, int cc_minor,
   for (const void* ptr : ptrs)
     if (reinterpret_cast<uintptr_t>(ptr) % 16 != 0) return "inputs must be 16-byte aligned";
   if (batch_heads > 65535) return "more than 65535 batch·heads (the grid's y)";
+  if (batch_heads * ((int64_t{L} + 63) / 64) > 0x7fffffff)
+    return "more than 2^31 tiles of 64 rows (32-bit tile indices)";
   return "";
 }
 

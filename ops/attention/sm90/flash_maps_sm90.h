@@ -21,9 +21,10 @@ CUtensorMap tensor_map(const void* data, const FlashStrides& st, int B, int H, i
 CUtensorMap tensor_map_f32(const float* data, const FlashStrides& st, int B, int H, int L, int d,
                            int box_rows);
 
-// Why the Hopper kernels cannot run a problem of head dim d whose operands have these strides
-// and pointers on a GPU of compute capability cc_major.cc_minor, or "" when they can.
-std::string unsupported(int d, int64_t batch_heads, int cc_major, int cc_minor,
+// Why the Hopper kernels cannot run a problem of head dim d, B·H = batch_heads and length L whose
+// operands have these strides and pointers on a GPU of compute capability cc_major.cc_minor, or
+// "" when they can.
+std::string unsupported(int d, int64_t batch_heads, int L, int cc_major, int cc_minor,
                         std::initializer_list<FlashStrides> strides,
                         std::initializer_list<const void*> ptrs);
 
