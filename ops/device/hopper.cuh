@@ -119,6 +119,20 @@ __device__ __forceinline__ uint64_t sw128_desc(uint32_t addr, uint32_t lbo, uint
   return uint64_t{(addr & 0x3FFFFu) >> 4} | uint64_t{(lbo & 0x3FFFFu) >> 4} << 16 |
          uint64_t{(sbo & 0x3FFFFu) >> 4} << 32 | uint64_t{1} << 62;
 }
+// The byte offset of 16-byte chunk `chunk` of row `row` in such a tile (rows of 128 bytes): the
+// chunk's position is XORed with the row's within its 8-row atom. This is what the copy engine's
+// 128-byte swizzle writes and what sw128_desc describes; threads storing a tile use it too.
+__device__ __forceinline__ uint32_t sw128_offset(int row, int chunk) {
+  return row * 128 + ((chunk ^ (row & 7)) << 4);
+}
+// Ordinary stores to a shared-space byte address: 4 bytes, and two floats (8-byte aligned).
+// Volatile, so they keep their order with fence_async_shared and the barriers after them.
+__device__ __forceinline__ void st_shared(uint32_t addr, uint32_t v) {
+  asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(v));
+}
+__device__ __forceinline__ void st_shared(uint32_t addr, float a, float b) {
+  asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(a), "f"(b));
+}
 
 // ---- Named barriers (bar.sync / bar.arrive with an id and a thread count) ----------------------
 // Id 0 is __syncthreads'. sync waits until `threads` threads have arrived (itself included);

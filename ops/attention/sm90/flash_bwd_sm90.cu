@@ -113,7 +113,6 @@ template <typename T, int kD>
 __device__ void consume(uint32_t base, const FlashBwdParams& p, const CUtensorMap* tdq, int b,
                         int h, int n0, int wg, int m_first, int m_count, float* smem_rows) {
   using S = Smem<kD>;
-  using Ops = flash::Ops<T>;
   constexpr int kDq = kD / 2;  // dQ columns this warpgroup computes
   const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
   const int g = lane >> 2, t4 = lane & 3;
@@ -184,17 +183,17 @@ __device__ void consume(uint32_t base, const FlashBwdParams& p, const CUtensorMa
     // dV_w += Pᵀ dO as soon as Pᵀ is packed (it runs while dSᵀ is computed), then dK_w += dSᵀ Q:
     // 16 queries per wgmma; dO and Q N-major (d contiguous), column panels of 64 (LBO one
     // panel), 8-row groups 1024 bytes apart.
+    auto accumulate_product = [&](float (&acc)[kD / 2], const uint32_t (&a)[kBlockM / 16][4],
+                                  uint32_t rows) {
+      sm90::pin_registers(acc);
+      sm90::wgmma_fence();
 #pragma unroll
-    for (int j = 0; j < kBlockM / 8; ++j) {
-      pa[j / 2][(j % 2) * 2] = Ops::pack(st[4 * j], st[4 * j + 1]);
-      pa[j / 2][(j % 2) * 2 + 1] = Ops::pack(st[4 * j + 2], st[4 * j + 3]);
-    }
-    sm90::pin_registers(dv);
-    sm90::wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < kBlockM / 16; ++kk)
-      sm90::mma_rs_nmajor<T, kD>(dv, pa[kk], sm90::sw128_desc(do_tile + kk * 2048, kQPanel, 1024));
-    sm90::wgmma_commit();
+      for (int kk = 0; kk < kBlockM / 16; ++kk)
+        sm90::mma_rs_nmajor<T, kD>(acc, a[kk], sm90::sw128_desc(rows + kk * 2048, kQPanel, 1024));
+      sm90::wgmma_commit();
+    };
+    pack_a_fragments<T, kBlockM>(st, pa);
+    accumulate_product(dv, pa, do_tile);
     sm90::wgmma_wait<1>();  // dPᵀ is done; dV may still run
     sm90::pin_registers(dpt);
 #pragma unroll
@@ -202,26 +201,18 @@ __device__ void consume(uint32_t base, const FlashBwdParams& p, const CUtensorMa
 #pragma unroll
       for (int e = 0; e < 4; ++e)
         dpt[4 * j + e] = st[4 * j + e] * (dpt[4 * j + e] - dsum[8 * j + 2 * t4 + (e & 1)]);
-    // dSᵀ as A fragments, and into shared memory for dQ (row r at r·128 bytes, its 16-byte chunk
-    // c at (c ^ (r % 8))·16: the copy engine's 128-byte swizzle).
-    const int r0 = wg * kWgKeys + warp * 16 + g;  // g = r0 % 8 = (r0 + 8) % 8
+    // dSᵀ as A fragments, and into shared memory for dQ (128-byte swizzled rows of 64 queries:
+    // this thread's two columns of chunk j).
+    const int r0 = wg * kWgKeys + warp * 16 + g;
+    pack_a_fragments<T, kBlockM>(dpt, dsa);
 #pragma unroll
     for (int j = 0; j < kBlockM / 8; ++j) {
-      dsa[j / 2][(j % 2) * 2] = Ops::pack(dpt[4 * j], dpt[4 * j + 1]);
-      dsa[j / 2][(j % 2) * 2 + 1] = Ops::pack(dpt[4 * j + 2], dpt[4 * j + 3]);
-      const uint32_t chunk = ((j ^ g) * 16) + 4 * t4;
-      asm volatile("st.shared.b32 [%0], %1;" ::"r"(ds_buf + r0 * 128 + chunk),
-                   "r"(dsa[j / 2][(j % 2) * 2]));
-      asm volatile("st.shared.b32 [%0], %1;" ::"r"(ds_buf + (r0 + 8) * 128 + chunk),
-                   "r"(dsa[j / 2][(j % 2) * 2 + 1]));
+      const uint32_t at = ds_buf + sm90::sw128_offset(r0, j) + 4 * t4;
+      sm90::st_shared(at, dsa[j / 2][(j % 2) * 2]);
+      sm90::st_shared(at + 8 * 128, dsa[j / 2][(j % 2) * 2 + 1]);  // row + 8: the next atom
     }
     sm90::fence_async_shared();
-    sm90::pin_registers(dk);
-    sm90::wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < kBlockM / 16; ++kk)
-      sm90::mma_rs_nmajor<T, kD>(dk, dsa[kk], sm90::sw128_desc(q_tile + kk * 2048, kQPanel, 1024));
-    sm90::wgmma_commit();
+    accumulate_product(dk, dsa, q_tile);
 
     // dQ_tile[:, wg·d/2 ..] = dS K over all 128 keys: A = dS M-major (dSᵀ rows are keys), B = K
     // N-major; 16 keys per wgmma.
@@ -245,15 +236,16 @@ __device__ void consume(uint32_t base, const FlashBwdParams& p, const CUtensorMa
     if (leader) sm90::bulk_wait_read<0>();  // the previous tile's add has read the panels
     rows[((it + 1) % 2) * 2 * kBlockM + tid_wg] = next_rows;
     sm90::named_barrier_sync(2 + wg, 128);
+    const int q_row = warp * 16 + g;
 #pragma unroll
     for (int j = 0; j < kDq / 8; ++j) {
+      // Columns 8j + 2t4, +1: panel j / 4, 16-byte chunk 2 (j % 4) + t4 / 2, half t4 % 2.
       const uint32_t panel = dq_smem + (j / 4) * kDqPanel;
-      const uint32_t chunk = 2 * (j % 4) + t4 / 2, half = 8 * (t4 % 2);
-      const int r0 = warp * 16 + g;  // r0 % 8 = (r0 + 8) % 8 = g
-      asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(panel + r0 * 128 + ((chunk ^ g) * 16) + half),
-                   "f"(dq[4 * j]), "f"(dq[4 * j + 1]));
-      asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(panel + (r0 + 8) * 128 + ((chunk ^ g) * 16) + half),
-                   "f"(dq[4 * j + 2]), "f"(dq[4 * j + 3]));
+      const int chunk = 2 * (j % 4) + t4 / 2;
+      const uint32_t half = 8 * (t4 % 2);
+      const uint32_t at = panel + sm90::sw128_offset(q_row, chunk) + half;
+      sm90::st_shared(at, dq[4 * j], dq[4 * j + 1]);
+      sm90::st_shared(at + 8 * 128, dq[4 * j + 2], dq[4 * j + 3]);  // row + 8: the next atom
     }
     sm90::fence_async_shared();
     sm90::named_barrier_sync(2 + wg, 128);
@@ -271,13 +263,8 @@ __device__ void consume(uint32_t base, const FlashBwdParams& p, const CUtensorMa
   for (int r = 0; r < 2; ++r) {
     const int key = r == 0 ? key0 : key1;
     if (key >= L) continue;
-    uint32_t* gk = reinterpret_cast<uint32_t*>(static_cast<T*>(p.dk) + (bh * L + key) * kD);
-    uint32_t* gv = reinterpret_cast<uint32_t*>(static_cast<T*>(p.dv) + (bh * L + key) * kD);
-#pragma unroll
-    for (int j = 0; j < kD / 8; ++j) {
-      gk[4 * j + t4] = Ops::pack(dk[4 * j + 2 * r] * p.scale, dk[4 * j + 2 * r + 1] * p.scale);
-      gv[4 * j + t4] = Ops::pack(dv[4 * j + 2 * r], dv[4 * j + 2 * r + 1]);
-    }
+    store_row<T, kD>(static_cast<T*>(p.dk) + (bh * L + key) * kD, dk, r, p.scale);
+    store_row<T, kD>(static_cast<T*>(p.dv) + (bh * L + key) * kD, dv, r, 1.f);
   }
 }
 
@@ -360,20 +347,17 @@ std::string flash_backward_sm90_unsupported(const FlashBwdParams& p, int cc_majo
 
 void launch_flash_backward_sm90(const FlashBwdParams& p, cudaStream_t stream) {
   if (p.B <= 0 || p.H <= 0 || p.L <= 0) return;
-  if (p.d != 64 && p.d != 128)  // before the passes around the main kernel
-    throw std::invalid_argument("flash attention (sm90): head dim " + std::to_string(p.d) +
-                                " unsupported (64, 128)");
   if (p.rows_pad == nullptr)
     throw std::invalid_argument("flash attention (sm90): the rows_pad workspace is missing");
-  launch_flash_backward_prepare(p, stream);
-  const int64_t n = int64_t{p.B} * p.H * flash_sm90_rows_pad(p.L);
-  flash_sm90::pad_rows_kernel<<<static_cast<unsigned>(std::min<int64_t>((n + 255) / 256, 65536)),
-                                    256, 0, stream>>>(p, flash_sm90_rows_pad(p.L));
-  CUDA_CHECK_LAUNCH();
   flash_sm90::with_type_and_dim(p, [&](auto t, auto d) {
+    launch_flash_backward_prepare(p, stream);
+    const int64_t lpad = flash_sm90_rows_pad(p.L), n = int64_t{p.B} * p.H * lpad;
+    flash_sm90::pad_rows_kernel<<<static_cast<unsigned>(std::min<int64_t>((n + 255) / 256, 65536)),
+                                  256, 0, stream>>>(p, lpad);
+    CUDA_CHECK_LAUNCH();
     flash_sm90::launch<decltype(t), decltype(d)::value>(p, stream);
+    launch_flash_backward_finish(p, stream);
   });
-  launch_flash_backward_finish(p, stream);
 }
 
 }  // namespace gptbench

@@ -150,7 +150,6 @@ __device__ void consume(uint32_t base, const FlashFwdParams& p, const WorkTile& 
                         int it0, int local) {
   const int b = w.b, h = w.h, m0 = w.m0, n_tiles = w.n_tiles;
   using S = Smem<kD>;
-  using Ops = flash::Ops<T>;
   const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
   const int g = lane >> 2, t4 = lane & 3;
   const int wg_m0 = m0 + wg * kWgRows;
@@ -245,13 +244,7 @@ __device__ void consume(uint32_t base, const FlashFwdParams& p, const WorkTile& 
     for (int r = 0; r < 2; ++r)
       l_run[r] = l_run[r] * alpha[r] + ((part[r][0] + part[r][1]) + (part[r][2] + part[r][3]));
   };
-  auto pack_p = [&] {
-#pragma unroll
-    for (int j = 0; j < kBlockN / 8; ++j) {
-      pa[j / 2][(j % 2) * 2] = Ops::pack(sc[4 * j], sc[4 * j + 1]);
-      pa[j / 2][(j % 2) * 2 + 1] = Ops::pack(sc[4 * j + 2], sc[4 * j + 3]);
-    }
-  };
+  auto pack_p = [&] { pack_a_fragments<T, kBlockN>(sc, pa); };
   auto rescale_o = [&](const float (&alpha)[2]) {
 #pragma unroll
     for (int i = 0; i < kD / 2; ++i) o[i] *= alpha[(i / 2) % 2];
@@ -314,10 +307,7 @@ __device__ void consume(uint32_t base, const FlashFwdParams& p, const WorkTile& 
     if (row >= L) continue;
     const float inv = l_run[r] > 0.f ? 1.f / l_run[r] : 0.f;
     const int64_t off = (int64_t{b} * p.H + h) * L + row;
-    uint32_t* dst = reinterpret_cast<uint32_t*>(out + off * kD);
-#pragma unroll
-    for (int j = 0; j < kD / 8; ++j)
-      dst[4 * j + t4] = Ops::pack(o[4 * j + 2 * r] * inv, o[4 * j + 2 * r + 1] * inv);
+    store_row<T, kD>(out + off * kD, o, r, inv);
     if (t4 == 0)
       p.lse[off] = l_run[r] > 0.f ? (m_run[r] + __log2f(l_run[r])) * 0.69314718055994531f
                                   : -INFINITY;

@@ -37,6 +37,28 @@ __device__ __forceinline__ T* smem_at(unsigned char* raw, uint32_t offset) {
   return reinterpret_cast<T*>(raw + (aligned_base(raw) - smem_u32(raw)) + offset);
 }
 
+// Packs a 64 × N fp32 accumulator fragment to 16 bits as the A fragments of its N/16 k-chunks
+// (the register layouts in ops/device/wgmma.cuh): P for P·V, Pᵀ and dSᵀ for dV and dK.
+template <typename T, int N>
+__device__ __forceinline__ void pack_a_fragments(const float (&d)[N / 2], uint32_t (&a)[N / 16][4]) {
+#pragma unroll
+  for (int j = 0; j < N / 8; ++j) {
+    a[j / 2][(j % 2) * 2] = flash::Ops<T>::pack(d[4 * j], d[4 * j + 1]);
+    a[j / 2][(j % 2) * 2 + 1] = flash::Ops<T>::pack(d[4 * j + 2], d[4 * j + 3]);
+  }
+}
+
+// Writes this thread's share of one row of a 64 × N accumulator fragment, times `scale`, as
+// 16-bit values into `row` (N contiguous elements): r = 0 for its row 16w + g, 1 for 16w + g + 8.
+template <typename T, int N>
+__device__ __forceinline__ void store_row(T* row, const float (&d)[N / 2], int r, float scale) {
+  uint32_t* dst = reinterpret_cast<uint32_t*>(row);
+  const int t4 = threadIdx.x & 3;
+#pragma unroll
+  for (int j = 0; j < N / 8; ++j)
+    dst[4 * j + t4] = flash::Ops<T>::pack(d[4 * j + 2 * r] * scale, d[4 * j + 2 * r + 1] * scale);
+}
+
 // Raises kKernel's dynamic shared-memory limit to `bytes`, once per kernel.
 template <auto kKernel>
 void allow_smem(int bytes) {
