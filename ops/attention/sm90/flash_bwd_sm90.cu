@@ -142,6 +142,25 @@ __device__ void consume(uint32_t base, const FlashBwdParams& p, const CUtensorMa
   rows[tid_wg] = fetch_rows(0);
   sm90::named_barrier_sync(2 + wg, 128);
 
+  // Zeroes the masked entries of a Pᵀ fragment of query tile m0: this thread's row r holds key
+  // key_r and query columns c = 8j + 2·t4 + (e & 1); it keeps lo_r <= c < hi_r (flash_masked:
+  // no key or query past L, under the causal mask no query before the key).
+  auto zero_masked = [&](float (&pt)[kBlockM / 2], int m0) {
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int key = r == 0 ? key0 : key1;
+      const int lo = (causal ? key - m0 : 0) - 2 * t4;
+      const int hi = (key >= L ? 0 : L - m0) - 2 * t4;
+#pragma unroll
+      for (int j = 0; j < kBlockM / 8; ++j)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int c = 8 * j + e;
+          if (c < lo || c >= hi) pt[4 * j + 2 * r + e] = 0.f;
+        }
+    }
+  };
+
   sm90::mbar_wait(S::kv_full(base), 0);
   for (int it = 0; it < m_count; ++it) {
     const int s = stage_of(it), m0 = (m_first + it) * kBlockM;
@@ -167,19 +186,18 @@ __device__ void consume(uint32_t base, const FlashBwdParams& p, const CUtensorMa
     issue_transposed_scores(st, base + S::kK, q_tile);
     issue_transposed_scores(dpt, base + S::kV, do_tile);
 
-    // Pᵀ (rows: keys, columns: queries), masked entries 0.
+    // Pᵀ (rows: keys, columns: queries); then, in the tiles that can hold masked entries only
+    // (the diagonal, the last rows and columns), those entries 0.
     sm90::wgmma_wait<1>();
     sm90::pin_registers(st);
-    const bool mask = flash_tile_needs_mask(m0, wg_n0, kBlockM, kWgKeys, L, causal);
 #pragma unroll
-    for (int j = 0; j < kBlockM / 8; ++j)
+    for (int j = 0; j < kBlockM / 8; ++j) {
+      const float2 l2 = *reinterpret_cast<const float2*>(lse2 + 8 * j + 2 * t4);
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int c = 8 * j + 2 * t4 + (e & 1);
-        float pv = flash::fast_exp2(st[4 * j + e] * scale_log2 - lse2[c]);
-        if (mask && flash_masked(m0 + c, e < 2 ? key0 : key1, L, causal)) pv = 0.f;
-        st[4 * j + e] = pv;
-      }
+      for (int e = 0; e < 4; ++e)
+        st[4 * j + e] = flash::fast_exp2(st[4 * j + e] * scale_log2 - (e & 1 ? l2.y : l2.x));
+    }
+    if (flash_tile_needs_mask(m0, wg_n0, kBlockM, kWgKeys, L, causal)) zero_masked(st, m0);
     // dV_w += Pᵀ dO as soon as Pᵀ is packed (it runs while dSᵀ is computed), then dK_w += dSᵀ Q:
     // 16 queries per wgmma; dO and Q N-major (d contiguous), column panels of 64 (LBO one
     // panel), 8-row groups 1024 bytes apart.
@@ -196,11 +214,15 @@ __device__ void consume(uint32_t base, const FlashBwdParams& p, const CUtensorMa
     accumulate_product(dv, pa, do_tile);
     sm90::wgmma_wait<1>();  // dPᵀ is done; dV may still run
     sm90::pin_registers(dpt);
+    float2 d2[kBlockM / 8];
+#pragma unroll
+    for (int j = 0; j < kBlockM / 8; ++j)
+      d2[j] = *reinterpret_cast<const float2*>(dsum + 8 * j + 2 * t4);
 #pragma unroll
     for (int j = 0; j < kBlockM / 8; ++j)
 #pragma unroll
       for (int e = 0; e < 4; ++e)
-        dpt[4 * j + e] = st[4 * j + e] * (dpt[4 * j + e] - dsum[8 * j + 2 * t4 + (e & 1)]);
+        dpt[4 * j + e] = st[4 * j + e] * (dpt[4 * j + e] - (e & 1 ? d2[j].y : d2[j].x));
     // dSᵀ as A fragments, and into shared memory for dQ (128-byte swizzled rows of 64 queries:
     // this thread's two columns of chunk j).
     const int r0 = wg * kWgKeys + warp * 16 + g;

@@ -201,13 +201,18 @@ __device__ void consume(uint32_t base, const FlashFwdParams& p, const WorkTile& 
   auto softmax = [&](int j, float (&alpha)[2]) {
     const int n0 = (n_tiles - 1 - j) * kBlockN;
     if (flash_tile_needs_mask(wg_m0, n0, kWgRows, kBlockN, L, causal)) {
+      // Row r keeps the key columns n0 + c with c = 8j + 2·t4 + (e & 1) below hi_r
+      // (flash_masked: no key or query past L, under the causal mask no key after the query).
 #pragma unroll
-      for (int j = 0; j < kBlockN / 8; ++j)
+      for (int r = 0; r < 2; ++r) {
+        const int row = r == 0 ? row0 : row1;
+        const int hi = (row >= L ? 0 : min(L, causal ? row + 1 : L)) - n0 - 2 * t4;
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int col = n0 + 8 * j + 2 * t4 + (e & 1);
-          if (flash_masked(e < 2 ? row0 : row1, col, L, causal)) sc[4 * j + e] = -INFINITY;
-        }
+        for (int j = 0; j < kBlockN / 8; ++j)
+#pragma unroll
+          for (int e = 0; e < 2; ++e)
+            if (8 * j + e >= hi) sc[4 * j + 2 * r + e] = -INFINITY;
+      }
     }
     // Row maxima and sums over four independent partial results each: with two or three warps
     // per scheduler there is little else to hide one long dependency chain behind.
