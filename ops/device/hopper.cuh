@@ -119,6 +119,17 @@ __device__ __forceinline__ uint64_t sw128_desc(uint32_t addr, uint32_t lbo, uint
   return uint64_t{(addr & 0x3FFFFu) >> 4} | uint64_t{(lbo & 0x3FFFFu) >> 4} << 16 |
          uint64_t{(sbo & 0x3FFFFu) >> 4} << 32 | uint64_t{1} << 62;
 }
+// The descriptor of the same layout `bytes` further on (a multiple of 16): the start address
+// field holds address / 16 in bits 0..13, and shared-memory addresses stay below 2^18, so the sum
+// never carries into the next field. One add in place of rebuilding the descriptor per wgmma.
+__device__ __forceinline__ uint64_t desc_advance(uint64_t desc, uint32_t bytes) {
+  return desc + (bytes >> 4);
+}
+// The index of the calling thread's warpgroup, as a value the compiler knows to be the same for
+// every thread of a warp (it then keeps descriptors derived from it in uniform registers).
+__device__ __forceinline__ int warpgroup_index() {
+  return __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0);
+}
 // The byte offset of 16-byte chunk `chunk` of row `row` in such a tile (rows of 128 bytes): the
 // chunk's position is XORed with the row's within its 8-row atom. This is what the copy engine's
 // 128-byte swizzle writes and what sw128_desc describes; threads storing a tile use it too.

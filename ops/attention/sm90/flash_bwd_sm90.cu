@@ -161,30 +161,48 @@ __device__ void consume(uint32_t base, const FlashBwdParams& p, const CUtensorMa
     }
   };
 
+  // Shared-memory descriptors (ops/device/hopper.cuh), advanced per stage and per wgmma: this
+  // warpgroup's keys of K and V, K-major; the first stage of Q and dO, K-major (16-byte LBO,
+  // unused) and N-major (LBO one 64-column panel); dSᵀ read M-major; the d/2 columns of K
+  // (N-major) whose dQ this warpgroup computes.
+  const uint64_t k_kmajor = sm90::sw128_desc(base + S::kK + wg * kWgKeys * 128, 16, 1024);
+  const uint64_t v_kmajor = sm90::sw128_desc(base + S::kV + wg * kWgKeys * 128, 16, 1024);
+  const uint64_t q_kmajor0 = sm90::sw128_desc(base + S::kQ, 16, 1024);
+  const uint64_t do_kmajor0 = sm90::sw128_desc(base + S::kDO, 16, 1024);
+  const uint64_t q_nmajor0 = sm90::sw128_desc(base + S::kQ, kQPanel, 1024);
+  const uint64_t do_nmajor0 = sm90::sw128_desc(base + S::kDO, kQPanel, 1024);
+  const uint64_t ds_mmajor0 = sm90::sw128_desc(base + S::kDS, kDsTile, 1024);
+  const uint64_t k_cols_nmajor = sm90::sw128_desc(
+      base + S::kK + (kD == 128 ? wg * kKPanel : wg * kDq * 2), kKPanel, 1024);
+
   sm90::mbar_wait(S::kv_full(base), 0);
   for (int it = 0; it < m_count; ++it) {
     const int s = stage_of(it), m0 = (m_first + it) * kBlockM;
-    const uint32_t q_tile = base + S::kQ + s * S::kQTile, do_tile = base + S::kDO + s * S::kQTile;
     const uint32_t ds_buf = base + S::kDS + (it % 2) * kDsTile;
+    // This tile's operands: Q and dO K-major (Sᵀ, dPᵀ) and N-major (dK, dV), dSᵀ M-major (dQ).
+    const uint64_t q_kmajor = sm90::desc_advance(q_kmajor0, s * S::kQTile);
+    const uint64_t do_kmajor = sm90::desc_advance(do_kmajor0, s * S::kQTile);
+    const uint64_t q_nmajor = sm90::desc_advance(q_nmajor0, s * S::kQTile);
+    const uint64_t do_nmajor = sm90::desc_advance(do_nmajor0, s * S::kQTile);
+    const uint64_t ds_mmajor = sm90::desc_advance(ds_mmajor0, (it % 2) * kDsTile);
     const float* lse2 = rows + (it % 2) * 2 * kBlockM;
     const float* dsum = lse2 + kBlockM;
     const float next_rows = it + 1 < m_count ? fetch_rows(it + 1) : 0.f;
     sm90::mbar_wait(S::q_full(base, s), parity_of(it));
 
     // Sᵀ = K_w Qᵀ and dPᵀ = V_w dOᵀ: K-major A (this warpgroup's 64 keys) and B (64 queries).
-    auto issue_transposed_scores = [&](float (&acc)[kBlockM / 2], uint32_t keys, uint32_t rows) {
+    auto issue_transposed_scores = [&](float (&acc)[kBlockM / 2], uint64_t keys, uint64_t rows) {
 #pragma unroll
       for (int kk = 0; kk < kD / 16; ++kk) {
-        const uint32_t off = (kk / 4) * kKPanel + wg * kWgKeys * 128 + (kk % 4) * 32;
-        const uint32_t qoff = (kk / 4) * kQPanel + (kk % 4) * 32;
-        sm90::mma_ss<T, kBlockM>(acc, sm90::sw128_desc(keys + off, 16, 1024),
-                                 sm90::sw128_desc(rows + qoff, 16, 1024), kk > 0);
+        const uint32_t along = (kk % 4) * 32;
+        sm90::mma_ss<T, kBlockM>(acc, sm90::desc_advance(keys, (kk / 4) * kKPanel + along),
+                                 sm90::desc_advance(rows, (kk / 4) * kQPanel + along), kk > 0);
       }
       sm90::wgmma_commit();
     };
     sm90::wgmma_fence();
-    issue_transposed_scores(st, base + S::kK, q_tile);
-    issue_transposed_scores(dpt, base + S::kV, do_tile);
+    issue_transposed_scores(st, k_kmajor, q_kmajor);
+    issue_transposed_scores(dpt, v_kmajor, do_kmajor);
 
     // Pᵀ (rows: keys, columns: queries); then, in the tiles that can hold masked entries only
     // (the diagonal, the last rows and columns), those entries 0.
@@ -202,16 +220,16 @@ __device__ void consume(uint32_t base, const FlashBwdParams& p, const CUtensorMa
     // 16 queries per wgmma; dO and Q N-major (d contiguous), column panels of 64 (LBO one
     // panel), 8-row groups 1024 bytes apart.
     auto accumulate_product = [&](float (&acc)[kD / 2], const uint32_t (&a)[kBlockM / 16][4],
-                                  uint32_t rows) {
+                                  uint64_t rows) {
       sm90::pin_registers(acc);
       sm90::wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < kBlockM / 16; ++kk)
-        sm90::mma_rs_nmajor<T, kD>(acc, a[kk], sm90::sw128_desc(rows + kk * 2048, kQPanel, 1024));
+        sm90::mma_rs_nmajor<T, kD>(acc, a[kk], sm90::desc_advance(rows, kk * 2048));
       sm90::wgmma_commit();
     };
     pack_a_fragments<T, kBlockM>(st, pa);
-    accumulate_product(dv, pa, do_tile);
+    accumulate_product(dv, pa, do_nmajor);
     sm90::wgmma_wait<1>();  // dPᵀ is done; dV may still run
     sm90::pin_registers(dpt);
     float2 d2[kBlockM / 8];
@@ -234,16 +252,15 @@ __device__ void consume(uint32_t base, const FlashBwdParams& p, const CUtensorMa
       sm90::st_shared(at + 8 * 128, dsa[j / 2][(j % 2) * 2 + 1]);  // row + 8: the next atom
     }
     sm90::fence_async_shared();
-    accumulate_product(dk, dsa, q_tile);
+    accumulate_product(dk, dsa, q_nmajor);
 
     // dQ_tile[:, wg·d/2 ..] = dS K over all 128 keys: A = dS M-major (dSᵀ rows are keys), B = K
     // N-major; 16 keys per wgmma.
     sm90::named_barrier_sync(1, 256);  // both warpgroups' dSᵀ are in shared memory
-    const uint32_t k_cols = base + S::kK + (kD == 128 ? wg * kKPanel : wg * kDq * 2);
 #pragma unroll
     for (int kk = 0; kk < kBlockN / 16; ++kk)
-      sm90::mma_ss<T, kDq, 1, 1>(dq, sm90::sw128_desc(ds_buf + kk * 2048, kDsTile, 1024),
-                                 sm90::sw128_desc(k_cols + kk * 2048, kKPanel, 1024), kk > 0);
+      sm90::mma_ss<T, kDq, 1, 1>(dq, sm90::desc_advance(ds_mmajor, kk * 2048),
+                                 sm90::desc_advance(k_cols_nmajor, kk * 2048), kk > 0);
     sm90::wgmma_commit();
     sm90::wgmma_wait<0>();
     sm90::pin_registers(dq);
@@ -306,7 +323,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int bh = blockIdx.y, b = bh / p.H, h = bh % p.H;
   const int m_first = first_query_tile(n_block, p.causal);
   const int m_count = (p.L + kBlockM - 1) / kBlockM - m_first;
-  const int wg = threadIdx.x / 128;
+  const int wg = sm90::warpgroup_index();
 
   if (threadIdx.x == 0) {
     sm90::mbar_init(S::kv_full(base), 1);

@@ -174,25 +174,28 @@ __device__ void consume(uint32_t base, const FlashFwdParams& p, const WorkTile& 
   };
   // S = Q Kᵀ: K-major A (this warpgroup's 64 rows of Q) and B (the 128 keys), 16 columns of d
   // per wgmma: 32 bytes along the swizzled row within a panel.
+  // Descriptors (ops/device/hopper.cuh), advanced per stage and per wgmma: this warpgroup's
+  // rows of Q and the first stage of K, K-major; the first stage of V, N-major.
+  const uint64_t q_kmajor = sm90::sw128_desc(base + S::kQ + wg * kWgRows * 128, 16, 1024);
+  const uint64_t k_kmajor0 = sm90::sw128_desc(base + S::kK, 16, 1024);
+  const uint64_t v_nmajor0 = sm90::sw128_desc(base + S::kV, kPanelBytes, 1024);
   auto issue_s = [&](int j) {
-    const uint32_t k_tile = base + S::kK + stage_of(it0 + j) * S::kTile;
+    const uint64_t k_kmajor = sm90::desc_advance(k_kmajor0, stage_of(it0 + j) * S::kTile);
 #pragma unroll
     for (int kk = 0; kk < kD / 16; ++kk) {
-      const uint32_t panel = (kk / 4) * kPanelBytes, along = (kk % 4) * 32;
-      const uint64_t a =
-          sm90::sw128_desc(base + S::kQ + panel + wg * kWgRows * 128 + along, 16, 1024);
-      const uint64_t bd = sm90::sw128_desc(k_tile + panel + along, 16, 1024);
-      sm90::mma_ss<T, kBlockN>(sc, a, bd, kk > 0);
+      const uint32_t at = (kk / 4) * kPanelBytes + (kk % 4) * 32;
+      sm90::mma_ss<T, kBlockN>(sc, sm90::desc_advance(q_kmajor, at),
+                               sm90::desc_advance(k_kmajor, at), kk > 0);
     }
     sm90::wgmma_commit();
   };
   // O += P V: P from registers, V N-major (its rows are keys = K of this GEMM): 16 keys per
   // wgmma = two 8-row groups (SBO 1024 bytes); column panels of 64 (LBO one panel).
   auto issue_pv = [&](int j) {
-    const uint32_t v_tile = base + S::kV + stage_of(it0 + j) * S::kTile;
+    const uint64_t v_nmajor = sm90::desc_advance(v_nmajor0, stage_of(it0 + j) * S::kTile);
 #pragma unroll
     for (int kk = 0; kk < kBlockN / 16; ++kk)
-      sm90::mma_rs_nmajor<T, kD>(o, pa[kk], sm90::sw128_desc(v_tile + kk * 16 * 128, kPanelBytes, 1024));
+      sm90::mma_rs_nmajor<T, kD>(o, pa[kk], sm90::desc_advance(v_nmajor, kk * 16 * 128));
     sm90::wgmma_commit();
   };
   // The online softmax of tile `it` in base 2 over this thread's two rows (the quad of lanes
@@ -328,7 +331,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   using S = Smem<kD>;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const uint32_t base = aligned_base(smem_raw);
-  const int wg = threadIdx.x / 128;
+  const int wg = sm90::warpgroup_index();
   const int num_tiles = p.B * p.H * ((p.L + kBlockM - 1) / kBlockM);
   volatile int* tile_ids = smem_at<volatile int>(smem_raw, S::kTileIds);
 
