@@ -298,8 +298,7 @@ __device__ void consume(uint32_t base, const FlashBwdParams& p, const CUtensorMa
     // dK is done: every reader of this Q and dO stage is, so the producer may refill it.
     sm90::wgmma_wait<0>();
     sm90::pin_registers(dk);
-    __syncwarp();
-    if (lane == 0) sm90::mbar_arrive(S::q_empty(base, s));
+    sm90::warp_arrive(S::q_empty(base, s));
   }
   if (threadIdx.x % 128 == 0) sm90::bulk_wait<0>();
 

@@ -168,17 +168,13 @@ __device__ void consume(uint32_t base, const FlashFwdParams& p, const WorkTile& 
   // Ping-pong: this warpgroup may issue MMAs once the other has issued its own.
   auto my_turn = [&] { sm90::named_barrier_sync(1 + wg, 256); };
   auto your_turn = [&] { sm90::named_barrier_arrive(2 - wg, 256); };
-  auto release = [&](uint32_t bar) {
-    __syncwarp();
-    if (lane == 0) sm90::mbar_arrive(bar);
-  };
-  // S = Q Kᵀ: K-major A (this warpgroup's 64 rows of Q) and B (the 128 keys), 16 columns of d
-  // per wgmma: 32 bytes along the swizzled row within a panel.
   // Descriptors (ops/device/hopper.cuh), advanced per stage and per wgmma: this warpgroup's
   // rows of Q and the first stage of K, K-major; the first stage of V, N-major.
   const uint64_t q_kmajor = sm90::sw128_desc(base + S::kQ + wg * kWgRows * 128, 16, 1024);
   const uint64_t k_kmajor0 = sm90::sw128_desc(base + S::kK, 16, 1024);
   const uint64_t v_nmajor0 = sm90::sw128_desc(base + S::kV, kPanelBytes, 1024);
+  // S = Q Kᵀ: K-major A (this warpgroup's 64 rows of Q) and B (the 128 keys), 16 columns of d
+  // per wgmma: 32 bytes along the swizzled row within a panel.
   auto issue_s = [&](int j) {
     const uint64_t k_kmajor = sm90::desc_advance(k_kmajor0, stage_of(it0 + j) * S::kTile);
 #pragma unroll
@@ -271,8 +267,8 @@ __device__ void consume(uint32_t base, const FlashFwdParams& p, const WorkTile& 
   your_turn();
   sm90::wgmma_wait<0>();
   sm90::pin_registers(sc);
-  release(S::k_empty(base, stage_of(it0)));
-  if (n_tiles == 1) release(S::q_empty(base));
+  sm90::warp_arrive(S::k_empty(base, stage_of(it0)));
+  if (n_tiles == 1) sm90::warp_arrive(S::q_empty(base));
   softmax(0, alpha);
   pack_p();
   for (int j = 1; j < n_tiles; ++j) {
@@ -286,12 +282,12 @@ __device__ void consume(uint32_t base, const FlashFwdParams& p, const WorkTile& 
     your_turn();
     sm90::wgmma_wait<1>();  // S_j is done; P_{j-1} V_{j-1} may still run
     sm90::pin_registers(sc);
-    release(S::k_empty(base, stage_of(it0 + j)));
-    if (j == n_tiles - 1) release(S::q_empty(base));  // the producer may load the next Q
+    sm90::warp_arrive(S::k_empty(base, stage_of(it0 + j)));
+    if (j == n_tiles - 1) sm90::warp_arrive(S::q_empty(base));  // the producer may load the next Q
     softmax(j, alpha);
     sm90::wgmma_wait<0>();
     sm90::pin_registers(o);
-    release(S::v_empty(base, stage_of(it0 + j - 1)));
+    sm90::warp_arrive(S::v_empty(base, stage_of(it0 + j - 1)));
     rescale_o(alpha);
     pack_p();
   }
@@ -303,7 +299,7 @@ __device__ void consume(uint32_t base, const FlashFwdParams& p, const WorkTile& 
   your_turn();
   sm90::wgmma_wait<0>();
   sm90::pin_registers(o);
-  release(S::v_empty(base, stage_of(it0 + n_tiles - 1)));
+  sm90::warp_arrive(S::v_empty(base, stage_of(it0 + n_tiles - 1)));
 
   // O / l, lse = (m + log2 l) · ln 2 (m is in base-2 units of scaled scores).
   T* out = static_cast<T*>(p.o);
@@ -384,8 +380,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       const int slot = local % 2;
       sm90::mbar_wait(S::tile_full(base, slot), (local / 2) & 1);
       const int tile = tile_ids[slot];
-      __syncwarp();
-      if (threadIdx.x % 32 == 0) sm90::mbar_arrive(S::tile_empty(base, slot));
+      sm90::warp_arrive(S::tile_empty(base, slot));
       if (tile < 0) break;
       const WorkTile w = work_tile(tile, p);
       consume<T, kD>(base, p, w, wg - 1, it0, local);
