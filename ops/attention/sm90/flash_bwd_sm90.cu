@@ -48,6 +48,7 @@ constexpr int kBlockN = 128;  // keys per block: two consumer warpgroups of 64
 constexpr int kBlockM = 64;   // query rows per tile
 constexpr int kWgKeys = 64;
 constexpr int kStages = 2;
+using Block = Warpgroups<2>;  // a producer and two consumer warpgroups
 constexpr uint32_t kKPanel = kBlockN * 128;      // 128 rows × 128 bytes
 constexpr uint32_t kQPanel = kBlockM * 128;      // 64 rows × 128 bytes
 constexpr uint32_t kDsTile = kBlockN * kBlockM * 2;  // dSᵀ: 128 keys × 64 queries, 16-bit
@@ -313,7 +314,7 @@ __device__ void consume(uint32_t base, const FlashBwdParams& p, const CUtensorMa
 }
 
 template <typename T, int kD>
-__global__ void __launch_bounds__(kThreads, 1)
+__global__ void __launch_bounds__(Block::kThreads, 1)
     flash_bwd_sm90_kernel(const __grid_constant__ CUtensorMap tq,
                           const __grid_constant__ CUtensorMap tk,
                           const __grid_constant__ CUtensorMap tv,
@@ -334,19 +335,19 @@ __global__ void __launch_bounds__(kThreads, 1)
     sm90::mbar_init(S::kv_full(base), 1);
     for (int s = 0; s < kStages; ++s) {
       sm90::mbar_init(S::q_full(base, s), 1);
-      sm90::mbar_init(S::q_empty(base, s), kConsumerWarps);
+      sm90::mbar_init(S::q_empty(base, s), Block::kConsumerWarps);
     }
     sm90::mbar_init_fence();
   }
   __syncthreads();
 
   if (wg == 0) {
-    sm90::setmaxnreg_dec<kProducerRegs>();
+    sm90::setmaxnreg_dec<Block::kProducerRegs>();
     if (threadIdx.x == 0) {
       produce<kD>(base, &tq, &tk, &tv, &tdo, b, h, n0, m_first, m_count);
     }
   } else {
-    sm90::setmaxnreg_inc<kConsumerRegs>();
+    sm90::setmaxnreg_inc<Block::kConsumerRegs>();
     consume<T, kD>(base, p, &tdq, b, h, n0, wg - 1, m_first, m_count, smem_rows);
   }
 #endif
@@ -372,7 +373,7 @@ void launch(const FlashBwdParams& p, cudaStream_t stream) {
     return tensor_map(x, st, p.B, p.H, p.L, p.d, p.dtype, rows);
   };
   const dim3 grid((p.L + kBlockN - 1) / kBlockN, p.B * p.H);
-  flash_bwd_sm90_kernel<T, kD><<<grid, kThreads, smem, stream>>>(
+  flash_bwd_sm90_kernel<T, kD><<<grid, Block::kThreads, smem, stream>>>(
       map(p.q, p.q_st, kBlockM), map(p.k, p.k_st, kBlockN), map(p.v, p.v_st, kBlockN),
       map(p.dout, p.do_st, kBlockM),
       tensor_map_f32(p.dq_accum, {int64_t{p.H} * p.L * p.d, int64_t{p.L} * p.d, p.d}, p.B, p.H,

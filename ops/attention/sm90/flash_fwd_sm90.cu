@@ -3,29 +3,31 @@
 // 2024): the tensor copy engine (TMA) loads Q, K and V tiles into shared memory and warpgroup
 // MMAs (wgmma) compute S = Q Kᵀ and O += P V. Design notes: docs/flash_attention.md.
 //
-// Persistent blocks, one per multiprocessor, take work tiles (128 query rows of one batch·head)
-// from a counter; 384 threads in three warpgroups:
+// Persistent blocks, one per multiprocessor, take work tiles (kBlockM query rows of one
+// batch·head: 192 at d = 64, 128 at d = 128, see Shape) from a counter; a producer warpgroup
+// and two or three consumer warpgroups:
 //   - warpgroup 0, the producer: one thread takes the tiles, hands their ids to the consumers
 //     (a two-slot mbarrier ring) and issues the copies: Q once per tile (when the consumers
 //     released the previous tile's), K and V tiles into rings of kStages buffers, each refilled
-//     once the consumers released it (mbarriers `*_empty`). Its registers are lowered to 24
-//     (setmaxnreg) and given to
-//   - warpgroups 1 and 2, the consumers (240 registers each): 64 query rows each. Per key tile
-//     of 128 they issue S_j = Q K_jᵀ (d/16 wgmma, both operands in shared memory) with
+//     once the consumers released it (mbarriers `*_empty`). Its registers are lowered to 24 or
+//     32 (setmaxnreg) and given to
+//   - the consumers (240 registers each with two, 160 with three): 64 query rows each. Per key
+//     tile of 128 they issue S_j = Q K_jᵀ (d/16 wgmma, both operands in shared memory) with
 //     O += P_{j-1} V_{j-1} (8 wgmma, P from registers, V read N-major), then mask where a tile can
-//     hold masked elements and run the online softmax of S_j while P V runs; the two take turns
-//     to issue (ping-pong, see consume).
+//     hold masked elements and run the online softmax of S_j while P V runs; they take turns
+//     to issue (a ring, see consume).
 // Tiles sit in shared memory as the copy engine writes them with 128-byte swizzle: panels of
-// 64 columns (128 bytes) × 128 rows, d/64 panels per tile; wgmma reads the same layout through
-// its descriptors (ops/device/hopper.cuh), so no thread touches Q, K or V in shared memory.
-// Rows beyond L are zero-filled by the copy engine and masked; only rows < L are written.
-// Causal: a query tile visits key tiles up to its diagonal, the diagonal (masked) tile first.
+// 64 columns (128 bytes) × the tile's rows, d/64 panels per tile; wgmma reads the same layout
+// through its descriptors (ops/device/hopper.cuh), so no thread touches Q, K or V in shared
+// memory. Rows outside 0 .. L-1 are zero-filled by the copy engine and masked; only rows inside
+// are written. Causal: a query tile visits key tiles up to its diagonal, the diagonal (masked)
+// tiles first.
 // Work order: the query tiles of one head in a row, heaviest first, so the blocks at work at
 // once read the K and V of one or two heads from L2 (heads side by side, the 132 resident blocks
 // streamed 132 heads' K and V from memory: 445 against 543 TFLOP/s at L = 16,384, d = 128).
 //
-// Shared memory: Q (128 × d) + kStages × (K + V) (128 × d each) = 80 KB (d = 64), 160 KB (128),
-// plus the mbarriers: one block per SM.
+// Shared memory: Q (kBlockM × d) + kStages × (K + V) (128 × d each) = 88 KB (d = 64), 160 KB
+// (128), plus the mbarriers: one block per SM.
 #include <algorithm>
 #include <cfloat>
 #include <stdexcept>
@@ -45,19 +47,30 @@ namespace gptbench {
 namespace flash_sm90 {
 namespace {
 
-constexpr int kBlockM = 128;       // query rows per block: two consumer warpgroups of 64
 constexpr int kBlockN = 128;       // keys per tile
 constexpr int kWgRows = 64;        // query rows per consumer warpgroup
 constexpr int kStages = 2;         // key/value buffers in the ring
-constexpr uint32_t kPanelBytes = kBlockN * 128;  // 128 rows × 128 bytes (kBlockM == kBlockN)
-static_assert(kBlockM == kBlockN, "Q, K and V panels share one copy box");
+constexpr uint32_t kKvPanel = kBlockN * 128;  // a K or V panel: 128 rows × 128 bytes
+
+// The block per head dim: three consumer warpgroups (192 query rows) at d = 64, where the
+// softmax's instructions and exponentials match the MMAs' time and a third warpgroup per
+// scheduler hides more of them (FlashAttention-3's choice); two (128 rows) at d = 128, whose
+// consumers need 240 registers.
+template <int kD>
+struct Shape {
+  static constexpr int kConsumers = kD == 64 ? 3 : 2;
+  static constexpr int kBlockM = kWgRows * kConsumers;  // query rows per work tile
+  static constexpr uint32_t kQPanel = kBlockM * 128;    // a Q panel: kBlockM rows × 128 bytes
+  using Block = Warpgroups<kConsumers>;
+};
 
 // Byte offsets in the (1024-aligned) dynamic shared memory.
 template <int kD>
 struct Smem {
-  static constexpr uint32_t kTile = (kD / kPanelCols) * kPanelBytes;  // a 128 × d tile
+  static constexpr uint32_t kQTile = (kD / kPanelCols) * Shape<kD>::kQPanel;  // kBlockM × d
+  static constexpr uint32_t kTile = (kD / kPanelCols) * kKvPanel;  // a 128 × d K or V tile
   static constexpr uint32_t kQ = 0;
-  static constexpr uint32_t kK = kQ + kTile;              // kStages tiles
+  static constexpr uint32_t kK = kQ + kQTile;             // kStages tiles
   static constexpr uint32_t kV = kK + kStages * kTile;    // kStages tiles
   static constexpr uint32_t kBars = kV + kStages * kTile;  // mbarriers, 8 bytes each
   // q_full, then per stage: k_full, k_empty, v_full, v_empty; then q_empty, tile_full[2],
@@ -90,20 +103,22 @@ struct Smem {
 __device__ __forceinline__ int stage_of(int it) { return it % kStages; }
 __device__ __forceinline__ uint32_t parity_of(int it) { return (it / kStages) & 1; }
 
-__device__ __forceinline__ int key_tiles(int m_block, int L, bool causal) {
-  const int all = (L + kBlockN - 1) / kBlockN;
-  return causal ? min(all, ((m_block + 1) * kBlockM + kBlockN - 1) / kBlockN) : all;
-}
-
 // Work tile t of the persistent grid: the query tiles of one head in a row, heaviest (last)
 // first, so that the blocks at work at once read the K and V of one or two heads from L2.
+// The tiles end at row L: when kBlockM does not divide L the first one starts before row 0
+// (those rows are zero-filled by the copy engine, masked and not written), so the partial tile
+// is the one the causal mask makes lightest. The key tiles it visits: under the causal mask up to
+// the one holding its last row.
 struct WorkTile {
   int b, h, m0, n_tiles;
 };
+template <int kBlockM>
 __device__ __forceinline__ WorkTile work_tile(int t, const FlashFwdParams& p) {
   const int m_blocks = (p.L + kBlockM - 1) / kBlockM;
   const int bh = t / m_blocks, m_block = m_blocks - 1 - t % m_blocks;
-  return {bh / p.H, bh % p.H, m_block * kBlockM, key_tiles(m_block, p.L, p.causal)};
+  const int m0 = p.L - (m_blocks - m_block) * kBlockM;
+  const int all = (p.L + kBlockN - 1) / kBlockN;
+  return {bh / p.H, bh % p.H, m0, p.causal ? min(all, (m0 + kBlockM + kBlockN - 1) / kBlockN) : all};
 }
 
 // The producer's share of one work tile: Q (once the consumers released the previous tile's),
@@ -115,11 +130,12 @@ __device__ void produce(uint32_t base, const CUtensorMap* tq, const CUtensorMap*
                         const CUtensorMap* tv, const WorkTile& w, int it0, int local) {
   using S = Smem<kD>;
   constexpr int kPanels = kD / kPanelCols;
-  auto load = [&](const CUtensorMap* map, uint32_t dst, uint32_t full, int row0) {
-    sm90::mbar_arrive_expect_tx(full, S::kTile);
+  auto load = [&](const CUtensorMap* map, uint32_t dst, uint32_t full, int row0,
+                  uint32_t panel) {
+    sm90::mbar_arrive_expect_tx(full, kPanels * panel);
 #pragma unroll
     for (int p = 0; p < kPanels; ++p)
-      sm90::tma_load_4d(dst + p * kPanelBytes, map, full, p * kPanelCols, row0, w.h, w.b);
+      sm90::tma_load_4d(dst + p * panel, map, full, p * kPanelCols, row0, w.h, w.b);
   };
   auto load_kv = [&](bool is_k, int j) {
     const int it = it0 + j, s = stage_of(it);
@@ -127,12 +143,12 @@ __device__ void produce(uint32_t base, const CUtensorMap* tq, const CUtensorMap*
       sm90::mbar_wait(is_k ? S::k_empty(base, s) : S::v_empty(base, s), parity_of(it) ^ 1);
     const int row0 = (w.n_tiles - 1 - j) * kBlockN;
     if (is_k)
-      load(tk, base + S::kK + s * S::kTile, S::k_full(base, s), row0);
+      load(tk, base + S::kK + s * S::kTile, S::k_full(base, s), row0, kKvPanel);
     else
-      load(tv, base + S::kV + s * S::kTile, S::v_full(base, s), row0);
+      load(tv, base + S::kV + s * S::kTile, S::v_full(base, s), row0, kKvPanel);
   };
   if (local > 0) sm90::mbar_wait(S::q_empty(base), (local - 1) & 1);
-  load(tq, base + S::kQ, S::q_full(base), w.m0);
+  load(tq, base + S::kQ, S::q_full(base), w.m0, Shape<kD>::kQPanel);
   for (int j = 0; j < w.n_tiles; ++j) {
     load_kv(true, j);
     if (j > 0) load_kv(false, j - 1);
@@ -140,11 +156,12 @@ __device__ void produce(uint32_t base, const CUtensorMap* tq, const CUtensorMap*
   load_kv(false, w.n_tiles - 1);
 }
 
-// A consumer warpgroup: rows m0 + 64·wg .. +63 of the query tile. Per key tile j (in visiting
+// A consumer warpgroup: rows m0 + 64·wg .. +63 of the query tile (those before row 0 or from row
+// L on are computed from zero-filled rows, masked under the causal mask, and not written). Per key tile j (in visiting
 // order) it issues S_j = Q K_jᵀ and O += P_{j-1} V_{j-1} together, then computes the softmax of
-// S_j while the tensor cores run P V (FlashAttention-3's overlap within a warpgroup). The two
-// consumer warpgroups take turns to issue their MMAs (named barriers 1 and 2: ping-pong), so
-// one's softmax runs under the other's MMAs.
+// S_j while the tensor cores run P V (FlashAttention-3's overlap within a warpgroup). The
+// consumer warpgroups take turns to issue their MMAs, in a ring (named barrier 1 + wg is this
+// one's turn; with two: ping-pong), so one's softmax runs under the others' MMAs.
 template <typename T, int kD>
 __device__ void consume(uint32_t base, const FlashFwdParams& p, const WorkTile& w, int wg,
                         int it0, int local) {
@@ -165,23 +182,24 @@ __device__ void consume(uint32_t base, const FlashFwdParams& p, const WorkTile& 
   uint32_t pa[kBlockN / 16][4];  // P of the previous tile, 16-bit, as wgmma's A operand
   float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.f, 0.f};
 
-  // Ping-pong: this warpgroup may issue MMAs once the other has issued its own.
+  // The ring: this warpgroup may issue MMAs once the one before it has issued its own.
+  constexpr int kConsumers = Shape<kD>::kConsumers;
   auto my_turn = [&] { sm90::named_barrier_sync(1 + wg, 256); };
-  auto your_turn = [&] { sm90::named_barrier_arrive(2 - wg, 256); };
+  auto your_turn = [&] { sm90::named_barrier_arrive(1 + (wg + 1) % kConsumers, 256); };
   // Descriptors (ops/device/hopper.cuh), advanced per stage and per wgmma: this warpgroup's
   // rows of Q and the first stage of K, K-major; the first stage of V, N-major.
   const uint64_t q_kmajor = sm90::sw128_desc(base + S::kQ + wg * kWgRows * 128, 16, 1024);
   const uint64_t k_kmajor0 = sm90::sw128_desc(base + S::kK, 16, 1024);
-  const uint64_t v_nmajor0 = sm90::sw128_desc(base + S::kV, kPanelBytes, 1024);
+  const uint64_t v_nmajor0 = sm90::sw128_desc(base + S::kV, kKvPanel, 1024);
   // S = Q Kᵀ: K-major A (this warpgroup's 64 rows of Q) and B (the 128 keys), 16 columns of d
   // per wgmma: 32 bytes along the swizzled row within a panel.
   auto issue_s = [&](int j) {
     const uint64_t k_kmajor = sm90::desc_advance(k_kmajor0, stage_of(it0 + j) * S::kTile);
 #pragma unroll
     for (int kk = 0; kk < kD / 16; ++kk) {
-      const uint32_t at = (kk / 4) * kPanelBytes + (kk % 4) * 32;
-      sm90::mma_ss<T, kBlockN>(sc, sm90::desc_advance(q_kmajor, at),
-                               sm90::desc_advance(k_kmajor, at), kk > 0);
+      const uint32_t at = (kk % 4) * 32;
+      sm90::mma_ss<T, kBlockN>(sc, sm90::desc_advance(q_kmajor, (kk / 4) * Shape<kD>::kQPanel + at),
+                               sm90::desc_advance(k_kmajor, (kk / 4) * kKvPanel + at), kk > 0);
     }
     sm90::wgmma_commit();
   };
@@ -205,7 +223,7 @@ __device__ void consume(uint32_t base, const FlashFwdParams& p, const WorkTile& 
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
         const int row = r == 0 ? row0 : row1;
-        const int hi = (row >= L ? 0 : min(L, causal ? row + 1 : L)) - n0 - 2 * t4;
+        const int hi = (row < 0 || row >= L ? 0 : min(L, causal ? row + 1 : L)) - n0 - 2 * t4;
 #pragma unroll
         for (int j = 0; j < kBlockN / 8; ++j)
 #pragma unroll
@@ -308,7 +326,7 @@ __device__ void consume(uint32_t base, const FlashFwdParams& p, const WorkTile& 
     l_run[r] += __shfl_xor_sync(0xffffffffu, l_run[r], 1);
     l_run[r] += __shfl_xor_sync(0xffffffffu, l_run[r], 2);
     const int row = r == 0 ? row0 : row1;
-    if (row >= L) continue;
+    if (row < 0 || row >= L) continue;
     const float inv = l_run[r] > 0.f ? 1.f / l_run[r] : 0.f;
     const int64_t off = (int64_t{b} * p.H + h) * L + row;
     store_row<T, kD>(out + off * kD, o, r, inv);
@@ -319,12 +337,14 @@ __device__ void consume(uint32_t base, const FlashFwdParams& p, const WorkTile& 
 }
 
 template <typename T, int kD>
-__global__ void __launch_bounds__(kThreads, 1)
+__global__ void __launch_bounds__(Shape<kD>::Block::kThreads, 1)
     flash_fwd_sm90_kernel(const __grid_constant__ CUtensorMap tq,
                           const __grid_constant__ CUtensorMap tk,
                           const __grid_constant__ CUtensorMap tv, const FlashFwdParams p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using S = Smem<kD>;
+  using Block = typename Shape<kD>::Block;
+  constexpr int kBlockM = Shape<kD>::kBlockM, kConsumerWarps = Block::kConsumerWarps;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const uint32_t base = aligned_base(smem_raw);
   const int wg = sm90::warpgroup_index();
@@ -351,7 +371,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   // Persistent blocks: each takes work tiles from a counter (tile blockIdx.x first) until none
   // is left; the producer hands each tile's id to the consumers through a two-slot ring.
   if (wg == 0) {
-    sm90::setmaxnreg_dec<kProducerRegs>();
+    sm90::setmaxnreg_dec<Block::kProducerRegs>();
     if (threadIdx.x == 0) {
       sm90::tma_prefetch_map(&tq);
       sm90::tma_prefetch_map(&tk);
@@ -364,17 +384,17 @@ __global__ void __launch_bounds__(kThreads, 1)
         sm90::mbar_arrive(S::tile_full(base, slot));
         if (tile >= num_tiles) break;
         const int next = atomicAdd(p.tile_counter, 1) + gridDim.x;
-        const WorkTile w = work_tile(tile, p);
+        const WorkTile w = work_tile<kBlockM>(tile, p);
         produce<kD>(base, &tq, &tk, &tv, w, it0, local);
         it0 += w.n_tiles;
         tile = next;
       }
     }
   } else {
-    sm90::setmaxnreg_inc<kConsumerRegs>();
-    // Ping-pong: the second warpgroup lets the first issue first; the first takes that extra
-    // turn back after the last tile, so every arrival on a named barrier meets a sync.
-    if (wg == 2) sm90::named_barrier_arrive(1, 256);
+    sm90::setmaxnreg_inc<Block::kConsumerRegs>();
+    // The ring of turns: the last consumer lets the first issue first; the first takes that
+    // extra turn back after the last tile, so every arrival on a named barrier meets a sync.
+    if (wg == Shape<kD>::kConsumers) sm90::named_barrier_arrive(1, 256);
     int it0 = 0;
     for (int local = 0;; ++local) {
       const int slot = local % 2;
@@ -382,7 +402,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       const int tile = tile_ids[slot];
       sm90::warp_arrive(S::tile_empty(base, slot));
       if (tile < 0) break;
-      const WorkTile w = work_tile(tile, p);
+      const WorkTile w = work_tile<kBlockM>(tile, p);
       consume<T, kD>(base, p, w, wg - 1, it0, local);
       it0 += w.n_tiles;
     }
@@ -393,15 +413,15 @@ __global__ void __launch_bounds__(kThreads, 1)
 
 template <typename T, int kD>
 void launch(const FlashFwdParams& p, cudaStream_t stream) {
-  constexpr int smem = Smem<kD>::kBytes;
+  constexpr int smem = Smem<kD>::kBytes, kBlockM = Shape<kD>::kBlockM;
   allow_smem<flash_fwd_sm90_kernel<T, kD>>(smem);
   const int64_t tiles = int64_t{p.B} * p.H * ((p.L + kBlockM - 1) / kBlockM);
   const dim3 grid(static_cast<unsigned>(std::min<int64_t>(tiles, sm_count())));
-  auto map = [&](const void* x, const FlashStrides& st) {
-    return tensor_map(x, st, p.B, p.H, p.L, p.d, p.dtype, kBlockN);
+  auto map = [&](const void* x, const FlashStrides& st, int box_rows) {
+    return tensor_map(x, st, p.B, p.H, p.L, p.d, p.dtype, box_rows);
   };
-  flash_fwd_sm90_kernel<T, kD>
-      <<<grid, kThreads, smem, stream>>>(map(p.q, p.q_st), map(p.k, p.k_st), map(p.v, p.v_st), p);
+  flash_fwd_sm90_kernel<T, kD><<<grid, Shape<kD>::Block::kThreads, smem, stream>>>(
+      map(p.q, p.q_st, kBlockM), map(p.k, p.k_st, kBlockN), map(p.v, p.v_st, kBlockN), p);
   CUDA_CHECK_LAUNCH();
 }
 

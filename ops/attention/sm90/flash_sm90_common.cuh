@@ -15,16 +15,25 @@
 namespace gptbench {
 namespace flash_sm90 {
 
-constexpr int kThreads = 3 * 128;  // a producer warpgroup and two consumer warpgroups
-constexpr int kConsumerWarps = 8;
 constexpr int kPanelCols = 64;  // one 128-byte swizzle row of 16-bit elements
-// Registers per thread: 168 at launch (65,536 / 384, in steps of 8); setmaxnreg moves them from
-// the producer warpgroup to the consumers, whose increase waits until the producer's decrease
-// has freed enough: 128 · (168 − 24) = 256 · (240 − 168).
-constexpr int kEntryRegs = 65536 / kThreads / 8 * 8;
-constexpr int kProducerRegs = 24, kConsumerRegs = 240;
-static_assert(128 * (kEntryRegs - kProducerRegs) >= 256 * (kConsumerRegs - kEntryRegs),
-              "the consumers' registers come from the producer's");
+
+// A block of one producer warpgroup and kConsumers consumer warpgroups, and its register split:
+// at launch each thread has 65,536 / threads registers (in steps of 8); setmaxnreg moves them
+// from the producer warpgroup to the consumers, whose increase waits until the producer's
+// decrease has freed enough. Two consumers: 128 · (168 − 24) = 256 · (240 − 168); three:
+// 128 · (128 − 32) = 384 · (160 − 128).
+template <int kConsumers>
+struct Warpgroups {
+  static_assert(kConsumers == 2 || kConsumers == 3, "two or three consumer warpgroups");
+  static constexpr int kThreads = 128 * (kConsumers + 1);
+  static constexpr int kConsumerWarps = 4 * kConsumers;
+  static constexpr int kEntryRegs = 65536 / kThreads / 8 * 8;
+  static constexpr int kProducerRegs = kConsumers == 2 ? 24 : 32;
+  static constexpr int kConsumerRegs = kConsumers == 2 ? 240 : 160;
+  static_assert(128 * (kEntryRegs - kProducerRegs) >=
+                    128 * kConsumers * (kConsumerRegs - kEntryRegs),
+                "the consumers' registers come from the producer's");
+};
 
 // The first 1024-byte boundary of the dynamic shared memory `raw` (128-byte swizzled tiles start
 // on one; the kernels ask for 1024 bytes of slack), as a shared-space address.
