@@ -15,6 +15,7 @@
 #include <c10/cuda/CUDAGuard.h>
 
 #include "ops/attention/flash_kernels.h"
+#include "ops/cuda_check.h"
 #endif
 
 namespace gptbench {
@@ -176,8 +177,11 @@ void flash_attention_forward_out(const at::Tensor& q, const at::Tensor& k, const
   p.lse = lse.data_ptr<float>();
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream(q.device().index()).stream();
   if (!runs_sm90(fn, kernel, p, q.device())) return launch_flash_forward(p, stream);
-  const at::Tensor counter = at::zeros({1}, q.options().dtype(at::kInt));
+  // The work-tile counter, zeroed by a memset rather than at::zeros' fill kernel: the host's
+  // share of a short call (L = 1,024) is as long as the GPU's.
+  const at::Tensor counter = at::empty({1}, q.options().dtype(at::kInt));
   p.tile_counter = counter.data_ptr<int>();
+  CUDA_CHECK(cudaMemsetAsync(p.tile_counter, 0, sizeof(int), stream));
   launch_flash_forward_sm90(p, stream);
 #endif
 }
@@ -212,8 +216,6 @@ void flash_attention_backward_out(const at::Tensor& q, const at::Tensor& k, cons
   const at::Tensor qk = kernel_layout(q), kk = kernel_layout(k), vk = kernel_layout(v);
   const at::Tensor ok = kernel_layout(o), gk = kernel_layout(dout);
   const at::Tensor lsec = lse.contiguous();
-  at::Tensor dq_accum = at::empty(q.sizes(), q.options().dtype(at::kFloat));  // zeroed by launcher
-  at::Tensor dsum = at::empty(q.sizes().slice(0, 3), q.options().dtype(at::kFloat));
   auto p = qkv_params<FlashBwdParams>(qk, kk, vk, causal);
   p.o = ok.data_ptr();
   p.dout = gk.data_ptr();
@@ -221,15 +223,22 @@ void flash_attention_backward_out(const at::Tensor& q, const at::Tensor& k, cons
   p.dq = dq.data_ptr();
   p.dk = dk.data_ptr();
   p.dv = dv.data_ptr();
-  p.dq_accum = dq_accum.data_ptr<float>();
-  p.dsum = dsum.data_ptr<float>();
   p.o_st = strides_of(ok);
   p.do_st = strides_of(gk);
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream(q.device().index()).stream();
-  if (!runs_sm90(fn, kernel, p, q.device())) return launch_flash_backward(p, stream);
-  at::Tensor rows_pad =
-      at::empty({2 * q.size(0) * q.size(1) * flash_sm90_rows_pad(p.L)}, dsum.options());
-  p.rows_pad = rows_pad.data_ptr<float>();
+  // One fp32 workspace (one allocation: the host's share of a short call is as long as the
+  // GPU's): dq_accum (B, H, L, d) (zeroed by the launcher), then dsum (B, H, L) for the portable
+  // kernel or rows_pad (2 · B · H · rows_pad(L)) for the Hopper one.
+  const bool sm90 = runs_sm90(fn, kernel, p, q.device());
+  const int64_t bh = q.size(0) * q.size(1), accum = q.numel();
+  const at::Tensor work = at::empty(
+      {accum + (sm90 ? 2 * bh * flash_sm90_rows_pad(p.L) : bh * p.L)}, q.options().dtype(at::kFloat));
+  p.dq_accum = work.data_ptr<float>();
+  if (!sm90) {
+    p.dsum = p.dq_accum + accum;
+    return launch_flash_backward(p, stream);
+  }
+  p.rows_pad = p.dq_accum + accum;  // accum is a multiple of d (16 floats at least): aligned
   launch_flash_backward_sm90(p, stream);
 #endif
 }

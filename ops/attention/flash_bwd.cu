@@ -72,18 +72,22 @@ template <int kD>
 using BwdTile = BwdTraits<kD, flash_bwd_tile(kD).block_m, flash_bwd_tile(kD).block_n,
                           flash_bwd_tile(kD).warps>;
 
-// D = rowsum(dO ∘ O), fp32, (B·H·L).
+// D = rowsum(dO ∘ O), fp32, into dsum (B·H·L). With lpad > 0 (the Hopper backward) the rows of
+// every head run to lpad, and the same pass zeroes each row's fp32 dQ workspace and writes
+// rows_pad = [lse·log2e | D] instead (zero beyond L), so the main kernel reads them unchecked.
 template <typename T, int kD>
-__global__ void __launch_bounds__(256) flash_bwd_dot_kernel(const FlashBwdParams p) {
+__global__ void __launch_bounds__(256) flash_bwd_dot_kernel(const FlashBwdParams p, int64_t lpad) {
   constexpr int kTPR = kD / 8;  // threads per row, 16 bytes each
   constexpr int kRows = 256 / kTPR;
+  const int64_t per_head = lpad > 0 ? lpad : p.L;
   const int64_t row = static_cast<int64_t>(blockIdx.x) * kRows + threadIdx.x / kTPR;
   const int part = threadIdx.x % kTPR;
-  const int64_t total = static_cast<int64_t>(p.B) * p.H * p.L;
+  const int64_t total = static_cast<int64_t>(p.B) * p.H * per_head;
+  const int64_t bh = row / per_head;
+  const int l = static_cast<int>(row % per_head);
+  const bool in = row < total && l < p.L;
   float acc = 0.f;
-  if (row < total) {
-    const int l = static_cast<int>(row % p.L);
-    const int64_t bh = row / p.L;
+  if (in) {
     const int b = static_cast<int>(bh / p.H), h = static_cast<int>(bh % p.H);
     const T* o = static_cast<const T*>(p.o) + b * p.o_st.batch + h * p.o_st.head +
                  l * p.o_st.row + part * 8;
@@ -99,13 +103,22 @@ __global__ void __launch_bounds__(256) flash_bwd_dot_kernel(const FlashBwdParams
       acc = fmaf(x.x, y.x, acc);
       acc = fmaf(x.y, y.y, acc);
     }
+    if (lpad > 0) {
+      float4* w = reinterpret_cast<float4*>(p.dq_accum + (bh * p.L + l) * kD + part * 8);
+      w[0] = w[1] = make_float4(0.f, 0.f, 0.f, 0.f);
+    }
   }
 #pragma unroll
   for (int off = kTPR / 2; off > 0; off >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, off);
-  if (row < total && part == 0) p.dsum[row] = acc;
+  if (row >= total || part != 0) return;
+  if (lpad == 0) {
+    p.dsum[row] = acc;
+  } else {
+    p.rows_pad[row] = in ? p.lse[bh * p.L + l] * kLog2e : 0.f;
+    p.rows_pad[total + row] = acc;
+  }
 }
 
-// dq = scale · dq_accum, to 16 bits; n4 = numel / 4.
 template <typename T>
 __global__ void __launch_bounds__(256) flash_bwd_convert_dq_kernel(const float* __restrict__ acc,
                                                                    T* __restrict__ dq,
@@ -363,14 +376,15 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
   }
 }
 
-// The passes before the main kernel: zero the dQ workspace, D = rowsum(dO ∘ O).
+// The passes before the main kernel: zero the dQ workspace, D = rowsum(dO ∘ O); with lpad > 0
+// in one pass, which also writes rows_pad (flash_bwd_dot_kernel).
 template <typename T, int kD>
-void prepare(const FlashBwdParams& p, cudaStream_t stream) {
-  const int64_t rows = static_cast<int64_t>(p.B) * p.H * p.L;
-  CUDA_CHECK(cudaMemsetAsync(p.dq_accum, 0, rows * kD * sizeof(float), stream));
+void prepare(const FlashBwdParams& p, cudaStream_t stream, int64_t lpad = 0) {
+  const int64_t rows = static_cast<int64_t>(p.B) * p.H * (lpad > 0 ? lpad : p.L);
+  if (lpad == 0) CUDA_CHECK(cudaMemsetAsync(p.dq_accum, 0, rows * kD * sizeof(float), stream));
   constexpr int kRowsPerBlock = 256 / (kD / 8);
-  flash_bwd_dot_kernel<T, kD>
-      <<<static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock), 256, 0, stream>>>(p);
+  flash_bwd_dot_kernel<T, kD><<<static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock),
+                                256, 0, stream>>>(p, lpad);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -405,10 +419,11 @@ inline int bwd_group(const FlashBwdParams& p) {
 }  // namespace
 }  // namespace flash
 
-void launch_flash_backward_prepare(const FlashBwdParams& p, cudaStream_t stream) {
+void launch_flash_backward_prepare(const FlashBwdParams& p, cudaStream_t stream, int64_t lpad) {
   flash::with_dtype(p.dtype, [&](auto t) {
     using T = decltype(t);
-    flash::with_head_dim(p.d, [&](auto d) { flash::prepare<T, decltype(d)::value>(p, stream); });
+    flash::with_head_dim(p.d,
+                         [&](auto d) { flash::prepare<T, decltype(d)::value>(p, stream, lpad); });
   });
 }
 

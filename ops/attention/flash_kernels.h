@@ -75,8 +75,11 @@ void launch_flash_forward(const FlashFwdParams& p, cudaStream_t stream);
 void launch_flash_backward(const FlashBwdParams& p, cudaStream_t stream);
 
 // The passes around the backward's main kernel, shared by both backward kernels: before it,
-// zero dq_accum and compute dsum (D); after it, dq = scale · dq_accum.
-void launch_flash_backward_prepare(const FlashBwdParams& p, cudaStream_t stream);
+// zero dq_accum and compute dsum (D) (lpad = 0), or with lpad > 0 (the Hopper kernel's
+// flash_sm90_rows_pad(L)) zero dq_accum and write rows_pad in one pass; after it,
+// dq = scale · dq_accum.
+void launch_flash_backward_prepare(const FlashBwdParams& p, cudaStream_t stream,
+                                   int64_t lpad = 0);
 void launch_flash_backward_finish(const FlashBwdParams& p, cudaStream_t stream);
 
 // The Hopper forward (ops/attention/sm90/flash_fwd_sm90.cu, built for sm_90a: TMA copies and

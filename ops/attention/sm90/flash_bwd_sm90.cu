@@ -2,9 +2,9 @@
 // five GEMMs on warpgroup MMAs (wgmma) and its tiles moved by the copy engine (TMA), after
 // FlashAttention-3 (Shah et al. 2024). Design notes: docs/flash_attention.md.
 //
-// Passes: launch_flash_backward_prepare (dQ workspace zeroed, D = rowsum(dO ∘ O)); a pad pass
-// writing lse·log2e and D per head zero-padded to a multiple of 64 rows (rows_pad), so that the
-// main kernel reads each query tile's 64 values without bounds checks; the main kernel; and
+// Passes: launch_flash_backward_prepare in one pass (dQ workspace zeroed; D = rowsum(dO ∘ O) and
+// lse·log2e per head zero-padded to a multiple of 64 rows, rows_pad, so that the main kernel
+// reads each query tile's 64 values without bounds checks); the main kernel; and
 // launch_flash_backward_finish (dq = scale · workspace).
 //
 // Main kernel: one block per (key tile of 128 keys, batch·head), 384 threads in three
@@ -22,8 +22,9 @@
 // Order per tile: Sᵀ and dPᵀ; Pᵀ while dPᵀ runs; dV issued, dSᵀ while it runs; dQ, then dK.
 // Tiles that can hold no masked entry skip the mask. dSᵀ is double-buffered: tile i+2 overwrites buffer i % 2 only after both warpgroups passed the
 // barrier of tile i+1, which each reaches after its dQ of tile i completed.
-// Causal: key tile n visits query tiles from the one holding key n·128 on; heaviest (tile 0)
-// first, key tiles of one head side by side (blockIdx.x), heads in blockIdx.y.
+// Causal: key tile n visits query tiles from the one holding key n·128 on. Block order
+// (grouped_order): heads in groups whose tiles a third of L2 holds, key tile 0 (the heaviest) of
+// each head of the group first, so the tail holds the lightest blocks.
 //
 // Shared memory: K, V (128 × d each), 2 × (Q, dO) (64 × d each), 2 × dSᵀ (128 × 64), the dQ
 // tile (64 × d fp32), 2 × 2 × 512 B of lse and D: 115 KB (d = 64), 195 KB (d = 128).
@@ -319,14 +320,16 @@ __global__ void __launch_bounds__(Block::kThreads, 1)
                           const __grid_constant__ CUtensorMap tk,
                           const __grid_constant__ CUtensorMap tv,
                           const __grid_constant__ CUtensorMap tdo,
-                          const __grid_constant__ CUtensorMap tdq, const FlashBwdParams p) {
+                          const __grid_constant__ CUtensorMap tdq, const FlashBwdParams p,
+                          const int group) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using S = Smem<kD>;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const uint32_t base = aligned_base(smem_raw);
   float* smem_rows = smem_at<float>(smem_raw, S::kRows);
-  const int n_block = blockIdx.x, n0 = n_block * kBlockN;
-  const int bh = blockIdx.y, b = bh / p.H, h = bh % p.H;
+  const HeadItem hi = grouped_order(blockIdx.x, (p.L + kBlockN - 1) / kBlockN, group, p.B * p.H);
+  const int n_block = hi.item, n0 = n_block * kBlockN;
+  const int bh = hi.bh, b = bh / p.H, h = bh % p.H;
   const int m_first = first_query_tile(n_block, p.causal);
   const int m_count = (p.L + kBlockM - 1) / kBlockM - m_first;
   const int wg = sm90::warpgroup_index();
@@ -353,18 +356,6 @@ __global__ void __launch_bounds__(Block::kThreads, 1)
 #endif
 }
 
-// rows_pad = [lse·log2e | D] per head, zero beyond L.
-__global__ void __launch_bounds__(256) pad_rows_kernel(const FlashBwdParams p, int64_t lpad) {
-  const int64_t n = int64_t{p.B} * p.H * lpad;
-  for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n;
-       i += int64_t{gridDim.x} * blockDim.x) {
-    const int64_t bh = i / lpad, r = i % lpad;
-    const bool in = r < p.L;
-    p.rows_pad[i] = in ? p.lse[bh * p.L + r] * flash::kLog2e : 0.f;
-    p.rows_pad[n + i] = in ? p.dsum[bh * p.L + r] : 0.f;
-  }
-}
-
 template <typename T, int kD>
 void launch(const FlashBwdParams& p, cudaStream_t stream) {
   constexpr int smem = Smem<kD>::kBytes;
@@ -372,13 +363,14 @@ void launch(const FlashBwdParams& p, cudaStream_t stream) {
   auto map = [&](const void* x, const FlashStrides& st, int rows) {
     return tensor_map(x, st, p.B, p.H, p.L, p.d, p.dtype, rows);
   };
-  const dim3 grid((p.L + kBlockN - 1) / kBlockN, p.B * p.H);
+  const int bh = p.B * p.H;
+  const dim3 grid(static_cast<unsigned>((p.L + kBlockN - 1) / kBlockN * bh));
   flash_bwd_sm90_kernel<T, kD><<<grid, Block::kThreads, smem, stream>>>(
       map(p.q, p.q_st, kBlockM), map(p.k, p.k_st, kBlockN), map(p.v, p.v_st, kBlockN),
       map(p.dout, p.do_st, kBlockM),
       tensor_map_f32(p.dq_accum, {int64_t{p.H} * p.L * p.d, int64_t{p.L} * p.d, p.d}, p.B, p.H,
                      p.L, p.d, kBlockM),
-      p);
+      p, heads_per_group(12 * int64_t{p.L} * p.d, bh));  // K, V, Q, dO (16-bit), dQ (fp32)
   CUDA_CHECK_LAUNCH();
 }
 
@@ -395,11 +387,7 @@ void launch_flash_backward_sm90(const FlashBwdParams& p, cudaStream_t stream) {
   if (p.rows_pad == nullptr)
     throw std::invalid_argument("flash attention (sm90): the rows_pad workspace is missing");
   flash_sm90::with_type_and_dim(p, [&](auto t, auto d) {
-    launch_flash_backward_prepare(p, stream);
-    const int64_t lpad = flash_sm90_rows_pad(p.L), n = int64_t{p.B} * p.H * lpad;
-    flash_sm90::pad_rows_kernel<<<static_cast<unsigned>(std::min<int64_t>((n + 255) / 256, 65536)),
-                                  256, 0, stream>>>(p, lpad);
-    CUDA_CHECK_LAUNCH();
+    launch_flash_backward_prepare(p, stream, flash_sm90_rows_pad(p.L));
     flash_sm90::launch<decltype(t), decltype(d)::value>(p, stream);
     launch_flash_backward_finish(p, stream);
   });

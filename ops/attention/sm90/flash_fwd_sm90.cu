@@ -22,9 +22,10 @@
 // memory. Rows outside 0 .. L-1 are zero-filled by the copy engine and masked; only rows inside
 // are written. Causal: a query tile visits key tiles up to its diagonal, the diagonal (masked)
 // tiles first.
-// Work order: the query tiles of one head in a row, heaviest first, so the blocks at work at
-// once read the K and V of one or two heads from L2 (heads side by side, the 132 resident blocks
-// streamed 132 heads' K and V from memory: 445 against 543 TFLOP/s at L = 16,384, d = 128).
+// Work order (grouped_order): the query tiles of a group of heads, heaviest first, so the blocks
+// at work at once read the K and V of a few heads from L2 (heads side by side, the 132 resident
+// blocks streamed 132 heads' K and V from memory: 445 against 543 TFLOP/s at L = 16,384,
+// d = 128) and the tail holds the lightest tiles.
 //
 // Shared memory: Q (kBlockM × d) + kStages × (K + V) (128 × d each) = 88 KB (d = 64), 160 KB
 // (128), plus the mbarriers: one block per SM.
@@ -103,9 +104,9 @@ struct Smem {
 __device__ __forceinline__ int stage_of(int it) { return it % kStages; }
 __device__ __forceinline__ uint32_t parity_of(int it) { return (it / kStages) & 1; }
 
-// Work tile t of the persistent grid: the query tiles of one head in a row, heaviest (last)
-// first, so that the blocks at work at once read the K and V of one or two heads from L2.
-// The tiles end at row L: when kBlockM does not divide L the first one starts before row 0
+// Work tile t of the persistent grid, in grouped_order: the query tiles of a group of heads,
+// heaviest (last) first, so that the blocks at work at once read the K and V of a few heads from
+// L2 and the lightest tiles come last. The tiles end at row L: when kBlockM does not divide L the first one starts before row 0
 // (those rows are zero-filled by the copy engine, masked and not written), so the partial tile
 // is the one the causal mask makes lightest. The key tiles it visits: under the causal mask up to
 // the one holding its last row.
@@ -113,9 +114,10 @@ struct WorkTile {
   int b, h, m0, n_tiles;
 };
 template <int kBlockM>
-__device__ __forceinline__ WorkTile work_tile(int t, const FlashFwdParams& p) {
+__device__ __forceinline__ WorkTile work_tile(int t, const FlashFwdParams& p, int group) {
   const int m_blocks = (p.L + kBlockM - 1) / kBlockM;
-  const int bh = t / m_blocks, m_block = m_blocks - 1 - t % m_blocks;
+  const HeadItem hi = grouped_order(t, m_blocks, group, p.B * p.H);
+  const int bh = hi.bh, m_block = m_blocks - 1 - hi.item;
   const int m0 = p.L - (m_blocks - m_block) * kBlockM;
   const int all = (p.L + kBlockN - 1) / kBlockN;
   return {bh / p.H, bh % p.H, m0, p.causal ? min(all, (m0 + kBlockM + kBlockN - 1) / kBlockN) : all};
@@ -276,48 +278,67 @@ __device__ void consume(uint32_t base, const FlashFwdParams& p, const WorkTile& 
   auto k_full = [&](int j) { return S::k_full(base, stage_of(it0 + j)); };
   auto v_full = [&](int j) { return S::v_full(base, stage_of(it0 + j)); };
   sm90::mbar_wait(S::q_full(base), local & 1);
-  float alpha[2];
-  // Key tile 0 (the diagonal under the causal mask): S only.
-  sm90::mbar_wait(k_full(0), parity_of(it0));
-  my_turn();
-  sm90::wgmma_fence();
-  issue_s(0);
-  your_turn();
-  sm90::wgmma_wait<0>();
-  sm90::pin_registers(sc);
-  sm90::warp_arrive(S::k_empty(base, stage_of(it0)));
-  if (n_tiles == 1) sm90::warp_arrive(S::q_empty(base));
-  softmax(0, alpha);
-  pack_p();
-  for (int j = 1; j < n_tiles; ++j) {
+  // The key tiles wholly masked for this warpgroup's rows come first in the visiting order: under
+  // the causal mask those after its last row, and all of them for rows before 0. They take their
+  // turns and releases without MMAs; tiles j0 .. n_tiles-1 are computed.
+  const int last_row = wg_m0 + kWgRows - 1;
+  const int j0 = last_row < 0 ? n_tiles : causal ? max(0, n_tiles - 1 - last_row / kBlockN) : 0;
+  for (int j = 0; j < j0; ++j) {
     sm90::mbar_wait(k_full(j), parity_of(it0 + j));
-    sm90::mbar_wait(v_full(j - 1), parity_of(it0 + j - 1));
+    my_turn();
+    your_turn();
+    sm90::warp_arrive(S::k_empty(base, stage_of(it0 + j)));
+    sm90::mbar_wait(v_full(j), parity_of(it0 + j));
+    sm90::warp_arrive(S::v_empty(base, stage_of(it0 + j)));
+  }
+  if (j0 == n_tiles) {  // no key for any row: Q released, and the turn of the last P V
+    sm90::warp_arrive(S::q_empty(base));
+    my_turn();
+    your_turn();
+  } else {
+    float alpha[2];
+    // Key tile j0 (the diagonal under the causal mask): S only.
+    sm90::mbar_wait(k_full(j0), parity_of(it0 + j0));
+    my_turn();
+    sm90::wgmma_fence();
+    issue_s(j0);
+    your_turn();
+    sm90::wgmma_wait<0>();
+    sm90::pin_registers(sc);
+    sm90::warp_arrive(S::k_empty(base, stage_of(it0 + j0)));
+    if (j0 == n_tiles - 1) sm90::warp_arrive(S::q_empty(base));
+    softmax(j0, alpha);
+    pack_p();
+    for (int j = j0 + 1; j < n_tiles; ++j) {
+      sm90::mbar_wait(k_full(j), parity_of(it0 + j));
+      sm90::mbar_wait(v_full(j - 1), parity_of(it0 + j - 1));
+      my_turn();
+      sm90::pin_registers(o);
+      sm90::wgmma_fence();
+      issue_s(j);
+      issue_pv(j - 1);
+      your_turn();
+      sm90::wgmma_wait<1>();  // S_j is done; P_{j-1} V_{j-1} may still run
+      sm90::pin_registers(sc);
+      sm90::warp_arrive(S::k_empty(base, stage_of(it0 + j)));
+      if (j == n_tiles - 1) sm90::warp_arrive(S::q_empty(base));  // the producer may load the next Q
+      softmax(j, alpha);
+      sm90::wgmma_wait<0>();
+      sm90::pin_registers(o);
+      sm90::warp_arrive(S::v_empty(base, stage_of(it0 + j - 1)));
+      rescale_o(alpha);
+      pack_p();
+    }
+    sm90::mbar_wait(v_full(n_tiles - 1), parity_of(it0 + n_tiles - 1));
     my_turn();
     sm90::pin_registers(o);
     sm90::wgmma_fence();
-    issue_s(j);
-    issue_pv(j - 1);
+    issue_pv(n_tiles - 1);
     your_turn();
-    sm90::wgmma_wait<1>();  // S_j is done; P_{j-1} V_{j-1} may still run
-    sm90::pin_registers(sc);
-    sm90::warp_arrive(S::k_empty(base, stage_of(it0 + j)));
-    if (j == n_tiles - 1) sm90::warp_arrive(S::q_empty(base));  // the producer may load the next Q
-    softmax(j, alpha);
     sm90::wgmma_wait<0>();
     sm90::pin_registers(o);
-    sm90::warp_arrive(S::v_empty(base, stage_of(it0 + j - 1)));
-    rescale_o(alpha);
-    pack_p();
+    sm90::warp_arrive(S::v_empty(base, stage_of(it0 + n_tiles - 1)));
   }
-  sm90::mbar_wait(v_full(n_tiles - 1), parity_of(it0 + n_tiles - 1));
-  my_turn();
-  sm90::pin_registers(o);
-  sm90::wgmma_fence();
-  issue_pv(n_tiles - 1);
-  your_turn();
-  sm90::wgmma_wait<0>();
-  sm90::pin_registers(o);
-  sm90::warp_arrive(S::v_empty(base, stage_of(it0 + n_tiles - 1)));
 
   // O / l, lse = (m + log2 l) · ln 2 (m is in base-2 units of scaled scores).
   T* out = static_cast<T*>(p.o);
@@ -340,7 +361,8 @@ template <typename T, int kD>
 __global__ void __launch_bounds__(Shape<kD>::Block::kThreads, 1)
     flash_fwd_sm90_kernel(const __grid_constant__ CUtensorMap tq,
                           const __grid_constant__ CUtensorMap tk,
-                          const __grid_constant__ CUtensorMap tv, const FlashFwdParams p) {
+                          const __grid_constant__ CUtensorMap tv, const FlashFwdParams p,
+                          const int group) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using S = Smem<kD>;
   using Block = typename Shape<kD>::Block;
@@ -384,7 +406,7 @@ __global__ void __launch_bounds__(Shape<kD>::Block::kThreads, 1)
         sm90::mbar_arrive(S::tile_full(base, slot));
         if (tile >= num_tiles) break;
         const int next = atomicAdd(p.tile_counter, 1) + gridDim.x;
-        const WorkTile w = work_tile<kBlockM>(tile, p);
+        const WorkTile w = work_tile<kBlockM>(tile, p, group);
         produce<kD>(base, &tq, &tk, &tv, w, it0, local);
         it0 += w.n_tiles;
         tile = next;
@@ -402,7 +424,7 @@ __global__ void __launch_bounds__(Shape<kD>::Block::kThreads, 1)
       const int tile = tile_ids[slot];
       sm90::warp_arrive(S::tile_empty(base, slot));
       if (tile < 0) break;
-      const WorkTile w = work_tile<kBlockM>(tile, p);
+      const WorkTile w = work_tile<kBlockM>(tile, p, group);
       consume<T, kD>(base, p, w, wg - 1, it0, local);
       it0 += w.n_tiles;
     }
@@ -421,7 +443,8 @@ void launch(const FlashFwdParams& p, cudaStream_t stream) {
     return tensor_map(x, st, p.B, p.H, p.L, p.d, p.dtype, box_rows);
   };
   flash_fwd_sm90_kernel<T, kD><<<grid, Shape<kD>::Block::kThreads, smem, stream>>>(
-      map(p.q, p.q_st, kBlockM), map(p.k, p.k_st, kBlockN), map(p.v, p.v_st, kBlockN), p);
+      map(p.q, p.q_st, kBlockM), map(p.k, p.k_st, kBlockN), map(p.v, p.v_st, kBlockN), p,
+      heads_per_group(4 * int64_t{p.L} * p.d, p.B * p.H));  // K and V: 2 · L · d · 2 bytes
   CUDA_CHECK_LAUNCH();
 }
 

@@ -2,9 +2,11 @@
 
 #include <cudaTypedefs.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "ops/cuda_check.h"
+#include "ops/device/attributes.h"
 
 namespace gptbench {
 namespace flash_sm90 {
@@ -65,6 +67,11 @@ CUtensorMap tensor_map(const void* data, const FlashStrides& st, int B, int H, i
 CUtensorMap tensor_map_f32(const float* data, const FlashStrides& st, int B, int H, int L, int d,
                            int box_rows) {
   return encode(data, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, st, B, H, L, d, 32, box_rows);
+}
+
+int heads_per_group(int64_t bytes_per_head, int bh_total) {
+  const int64_t fit = device_attribute(cudaDevAttrL2CacheSize) / 3 / std::max<int64_t>(bytes_per_head, 1);
+  return static_cast<int>(std::clamp<int64_t>(fit, 1, std::max(bh_total, 1)));
 }
 
 std::string unsupported(int d, int64_t batch_heads, int L, int cc_major, int cc_minor,

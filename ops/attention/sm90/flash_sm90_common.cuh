@@ -35,6 +35,21 @@ struct Warpgroups {
                 "the consumers' registers come from the producer's");
 };
 
+// Work item t of a grid of `items` per batch·head, in the order both kernels use: heads in groups
+// of `group` (as many as a third of the L2 cache holds the tiles of, heads_per_group), the
+// group's items in turn across its heads (item 0 of every head, then item 1, …; item 0 is the
+// heaviest under the causal mask), so the blocks at work at once share a few heads' tiles in L2
+// and the lightest items come last: a short tail. Returns the batch·head and its item.
+struct HeadItem {
+  int bh, item;
+};
+__device__ __forceinline__ HeadItem grouped_order(int t, int items, int group, int bh_total) {
+  const int per_group = group * items;
+  const int g0 = t / per_group * group, r = t % per_group;
+  const int heads = min(group, bh_total - g0);  // the last group may be smaller
+  return {g0 + r % heads, r / heads};
+}
+
 // The first 1024-byte boundary of the dynamic shared memory `raw` (128-byte swizzled tiles start
 // on one; the kernels ask for 1024 bytes of slack), as a shared-space address.
 __device__ __forceinline__ uint32_t aligned_base(const unsigned char* raw) {
