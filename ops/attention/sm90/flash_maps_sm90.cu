@@ -85,7 +85,6 @@ std::string unsupported(int d, int64_t batch_heads, int L, int cc_major, int cc_
     if (!stride_ok(st)) return "strides must be positive multiples of 8 elements";
   for (const void* ptr : ptrs)
     if (reinterpret_cast<uintptr_t>(ptr) % 16 != 0) return "inputs must be 16-byte aligned";
-  if (batch_heads > 65535) return "more than 65535 batch·heads (the grid's y)";
   if (batch_heads * ((int64_t{L} + 63) / 64) > 0x7fffffff)
     return "more than 2^31 tiles of 64 rows (32-bit tile indices)";
   return "";
