@@ -231,8 +231,8 @@ void flash_attention_backward_out(const at::Tensor& q, const at::Tensor& k, cons
   // kernel or rows_pad (2 · B · H · rows_pad(L)) for the Hopper one.
   const bool sm90 = runs_sm90(fn, kernel, p, q.device());
   const int64_t bh = q.size(0) * q.size(1), accum = q.numel();
-  const at::Tensor work = at::empty(
-      {accum + (sm90 ? 2 * bh * flash_sm90_rows_pad(p.L) : bh * p.L)}, q.options().dtype(at::kFloat));
+  const int64_t rows = sm90 ? 2 * bh * flash_sm90_rows_pad(p.L) : bh * p.L;
+  const at::Tensor work = at::empty({accum + rows}, q.options().dtype(at::kFloat));
   p.dq_accum = work.data_ptr<float>();
   if (!sm90) {
     p.dsum = p.dq_accum + accum;

@@ -106,10 +106,10 @@ __device__ __forceinline__ uint32_t parity_of(int it) { return (it / kStages) & 
 
 // Work tile t of the persistent grid, in grouped_order: the query tiles of a group of heads,
 // heaviest (last) first, so that the blocks at work at once read the K and V of a few heads from
-// L2 and the lightest tiles come last. The tiles end at row L: when kBlockM does not divide L the first one starts before row 0
-// (those rows are zero-filled by the copy engine, masked and not written), so the partial tile
-// is the one the causal mask makes lightest. The key tiles it visits: under the causal mask up to
-// the one holding its last row.
+// L2 and the lightest tiles come last. The tiles end at row L: when kBlockM does not divide L
+// the first one starts before row 0 (those rows are zero-filled by the copy engine, masked and
+// not written), so the partial tile is the one the causal mask makes lightest. The key tiles it
+// visits: under the causal mask up to the one holding its last row.
 struct WorkTile {
   int b, h, m0, n_tiles;
 };
@@ -158,9 +158,9 @@ __device__ void produce(uint32_t base, const CUtensorMap* tq, const CUtensorMap*
   load_kv(false, w.n_tiles - 1);
 }
 
-// A consumer warpgroup: rows m0 + 64·wg .. +63 of the query tile (those before row 0 or from row
-// L on are computed from zero-filled rows, masked under the causal mask, and not written). Per key tile j (in visiting
-// order) it issues S_j = Q K_jᵀ and O += P_{j-1} V_{j-1} together, then computes the softmax of
+// A consumer warpgroup: rows m0 + 64·wg .. +63 of the query tile (those before row 0 or from
+// row L on are computed from zero-filled rows, masked under the causal mask, and not written).
+// Per key tile j (in visiting order) it issues S_j = Q K_jᵀ and O += P_{j-1} V_{j-1} together, then computes the softmax of
 // S_j while the tensor cores run P V (FlashAttention-3's overlap within a warpgroup). The
 // consumer warpgroups take turns to issue their MMAs, in a ring (named barrier 1 + wg is this
 // one's turn; with two: ping-pong), so one's softmax runs under the others' MMAs.

@@ -70,7 +70,8 @@ CUtensorMap tensor_map_f32(const float* data, const FlashStrides& st, int B, int
 }
 
 int heads_per_group(int64_t bytes_per_head, int bh_total) {
-  const int64_t fit = device_attribute(cudaDevAttrL2CacheSize) / 3 / std::max<int64_t>(bytes_per_head, 1);
+  const int64_t third_of_l2 = device_attribute(cudaDevAttrL2CacheSize) / 3;
+  const int64_t fit = third_of_l2 / std::max<int64_t>(bytes_per_head, 1);
   return static_cast<int>(std::clamp<int64_t>(fit, 1, std::max(bh_total, 1)));
 }
 
