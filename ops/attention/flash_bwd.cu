@@ -119,6 +119,7 @@ __global__ void __launch_bounds__(256) flash_bwd_dot_kernel(const FlashBwdParams
   }
 }
 
+// dq = scale · dq_accum, to 16 bits; n4 = numel / 4.
 template <typename T>
 __global__ void __launch_bounds__(256) flash_bwd_convert_dq_kernel(const float* __restrict__ acc,
                                                                    T* __restrict__ dq,
