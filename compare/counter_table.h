@@ -98,6 +98,10 @@ inline constexpr CounterKind kCounterKinds[] = {
     {"pred_error_pct", kInfo, "%"},
     {"probes", kInfo, "steps"},
     {"memory_limit_bytes", kInfo, "B"},
+    // The GPU's state while the case was timed (fixtures/gpu_power.h).
+    {"sm_clock_mhz", kInfo, "MHz"},
+    {"power_w", kInfo, "W"},
+    {"power_capped_pct", kInfo, "%"},
 };
 
 // The declared kind of `name`, or nullptr when the suite declares none. "step<N>_ms" stands for
