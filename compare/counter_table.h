@@ -100,7 +100,6 @@ inline constexpr CounterKind kCounterKinds[] = {
     {"memory_limit_bytes", kInfo, "B"},
     // The GPU's state while the case was timed (fixtures/gpu_power.h).
     {"sm_clock_mhz", kInfo, "MHz"},
-    {"power_w", kInfo, "W"},
     {"power_capped_pct", kInfo, "%"},
 };
 
