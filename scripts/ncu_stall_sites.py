@@ -37,22 +37,24 @@ def main():
     a = ap.parse_args()
     with open(a.csv, newline="") as f:
         rows = [r for r in csv.reader(f) if r]
-    start = next((i for i, r in enumerate(rows) if column(r, "Source") is not None
-                  and column(r, "Warp Stall Sampling (All Samples)") is not None), None)
+    stall = "Warp Stall Sampling (All Samples)"
+    start = next((i for i, r in enumerate(rows)
+                  if column(r, "Source") is not None and column(r, stall) is not None), None)
     if start is None:
-        sys.exit(f"{a.csv}: no 'Source' and 'Warp Stall Sampling (All Samples)' columns (not a SASS source page?)")
+        sys.exit(f"{a.csv}: no 'Source' and '{stall}' columns (not a SASS source page?)")
     header, body = rows[start], rows[start + 1:]
     src = column(header, "Source")
-    samples = column(header, "Warp Stall Sampling (All Samples)")
+    samples = column(header, stall)
     executed = column(header, "Warp Instructions Executed", "Instructions Executed")
-    sites = [(number(r[samples]), number(r[executed]) if executed is not None else 0.0, r[src].strip())
-             for r in body if len(r) > max(src, samples)]
+    sites = [(number(r[samples]), number(r[executed]) if executed is not None else 0.0,
+              r[src].strip()) for r in body if len(r) > max(src, samples)]
     total = sum(s for s, _, _ in sites)
     if total <= 0:
         sys.exit(f"{a.csv}: no stall samples")
     for line in a.title:
         print(f"# {line}")
-    print(f"# warp stall samples in all: {total:.0f}; the {a.top} instructions with the most samples:")
+    print(f"# warp stall samples in all: {total:.0f}; "
+          f"the {a.top} instructions with the most samples:")
     print("# samples  share  executed  instruction")
     for s, e, text in sorted(sites, key=lambda x: -x[0])[:a.top]:
         print(f"{s:9.0f} {100 * s / total:5.1f}% {e:9.0f}  {text}")
