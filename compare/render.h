@@ -37,4 +37,7 @@ bool shows_processes(const Report& report);
 // processes, "11.2% (3/3)"; "-" when neither side has 2 processes.
 std::string process_cell(const MetricComparison& metric);
 
+// Why a pair got its verdict: the status message or the time's reason, then the clock note.
+std::string verdict_reason(const PairResult& result);
+
 }  // namespace gptbench::compare

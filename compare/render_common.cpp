@@ -43,6 +43,12 @@ std::string process_cell(const MetricComparison& metric) {
   return format_percent(metric.process_spread) + " (" + count(metric.base) + "/" + count(metric.contender) + ")";
 }
 
+std::string verdict_reason(const PairResult& result) {
+  std::string why = result.status_message.empty() ? result.time.reason : result.status_message;
+  if (!result.clock_note.empty()) why += (why.empty() ? "" : "; ") + result.clock_note;
+  return why;
+}
+
 std::string report_title(const Report& report) {
   if (report.mode == "filters") {
     return report.base_source + ": " + report.base_label + " vs " + report.contender_label;

@@ -215,9 +215,8 @@ std::string results_table(const Report& report, const std::vector<const PairResu
       out << "<td>" << to_string(result->base_status) << "</td><td>" << to_string(result->contender_status)
           << "</td><td></td><td></td><td></td><td></td>" << (processes ? "<td></td>" : "");
     }
-    const std::string& why = result->status_message.empty() ? result->time.reason : result->status_message;
     out << "<td class='verdict' style='color:" << verdict_fill(result->verdict) << "'>" << to_string(result->verdict)
-        << "</td><td class='why'>" << html_escape(why) << "</td></tr>\n";
+        << "</td><td class='why'>" << html_escape(verdict_reason(*result)) << "</td></tr>\n";
   }
   out << "</table>\n";
   return out.str();

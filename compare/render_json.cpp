@@ -69,6 +69,7 @@ void write_metric(JsonWriter& w, const MetricComparison& metric, const std::stri
 void write_result(JsonWriter& w, const PairResult& result) {
   w.begin_object();
   w.member("base_status", to_string(result.base_status));
+  if (!result.clock_note.empty()) w.member("clock_note", result.clock_note);
   w.key("counters");
   w.begin_array();
   for (const CounterResult& counter : result.counters) write_metric(w, counter.comparison, &counter.name);

@@ -37,7 +37,9 @@ void table_row(std::ostringstream& out, const PairResult& result, bool processes
       << format_change(time.change) << " | " << format_percent(time.uncertainty) << " | "
       << (time.tested ? format_p_value(time.u_test.p_value) : "-") << " | " << format_percent(time.cv) << " | ";
   if (processes) out << process_cell(time) << " | ";
-  out << (bold ? "**" : "") << to_string(result.verdict) << (bold ? "**" : "") << " |\n";
+  out << (bold ? "**" : "") << to_string(result.verdict) << (bold ? "**" : "");
+  if (!result.clock_note.empty()) out << " (" << markdown_escape(result.clock_note) << ")";
+  out << " |\n";
 }
 
 void name_list(std::ostringstream& out, const std::string& title, const std::vector<std::string>& names) {

@@ -144,8 +144,7 @@ std::string render_text(const Report& report, const TextOptions& options) {
       out << "\nNotes:\n";
       notes_header = true;
     }
-    const std::string& why = result.status_message.empty() ? result.time.reason : result.status_message;
-    out << "  " << result.name << ": " << to_string(result.verdict) << " (" << why << ")\n";
+    out << "  " << result.name << ": " << to_string(result.verdict) << " (" << verdict_reason(result) << ")\n";
   }
 
   if (!report.removed.empty()) {

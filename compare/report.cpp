@@ -2,6 +2,9 @@
 
 #include <cmath>
 #include <map>
+#include <string>
+
+#include "results/format.h"
 
 namespace gptbench::compare {
 using results::Aggregate;
@@ -142,6 +145,22 @@ void summarise(Report& report) {
   }
 }
 
+constexpr double kClockNoteChange = 0.02;
+
+std::string clock_note(const PairResult& result) {
+  if (result.verdict != Verdict::kRegression && result.verdict != Verdict::kImprovement &&
+      result.verdict != Verdict::kUnreliable)
+    return "";
+  for (const CounterResult& counter : result.counters) {
+    if (counter.name != "sm_clock_mhz") continue;
+    const double base = counter.comparison.base.median, contender = counter.comparison.contender.median;
+    if (!(base > 0) || !(contender > 0) || std::fabs(contender / base - 1) < kClockNoteChange) return "";
+    return "SM clock " + std::to_string(std::llround(base)) + " → " + std::to_string(std::llround(contender)) +
+           " MHz (" + results::format_change(contender / base - 1) + ")";
+  }
+  return "";
+}
+
 }  // namespace
 
 Report build_report(const Pairing& pairing, const Settings& settings) {
@@ -152,6 +171,7 @@ Report build_report(const Pairing& pairing, const Settings& settings) {
   report.results.reserve(pairing.pairs.size());
   for (const BenchmarkPair& pair : pairing.pairs) report.results.push_back(compare_pair(pair, settings));
   apply_correction(report);
+  for (PairResult& result : report.results) result.clock_note = clock_note(result);
   summarise(report);
   return report;
 }

@@ -39,6 +39,11 @@ struct PairResult {
   MetricComparison time;       // meaningful when verdict is not kBroken / kNotCompared
   std::vector<CounterResult> counters;  // counters present on both sides
   Verdict verdict = Verdict::kSame;     // the time verdict, or kBroken / kNotCompared
+  // Where the time changed or could not be decided and both sides carry the suite's
+  // `sm_clock_mhz` counter, which moved by 2% or more: "SM clock 1850 → 1740 MHz (-5.9%)".
+  // On a GPU at its power limit the clock follows the code's power draw and the board's
+  // temperature, so a reader of a regression should see it; "" otherwise.
+  std::string clock_note;
 };
 
 struct FamilySummary {

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <tuple>
 
 #include "results/load.h"
+#include "compare/render.h"
 #include "compare/report.h"
 #include "test_util.h"
 
@@ -242,6 +244,47 @@ TEST(Report, CpuTimeCanBeCompared) {
   settings.time = TimeKind::kCpu;
   const Report report = compare_files("gb19_skipped_units.json", "gb19_skipped_units.json", settings);
   EXPECT_DOUBLE_EQ(result_named(report, "gemm/cublaslt/bf16/M:8192/N:2304/K:768/manual_time").time.base.median, 1.30e6);
+}
+
+// Nine repetitions of each benchmark with a time and an sm_clock_mhz counter per side.
+std::string clocked_run(const std::vector<std::tuple<std::string, double, double>>& benchmarks) {
+  std::string out = R"({"benchmarks": [)";
+  bool first = true;
+  for (const auto& [name, time, mhz] : benchmarks) {
+    for (int i = 0; i < 9; ++i) {
+      const double t = time * (1 + 0.002 * (i - 4));  // a quiet spread of +-0.8%
+      out += std::string(first ? "" : ",") + R"({"name": ")" + name + R"(", "repetition_index": )" +
+             std::to_string(i) + R"(, "real_time": )" + std::to_string(t) + R"(, "cpu_time": )" +
+             std::to_string(t) + R"(, "time_unit": "ns", "sm_clock_mhz": )" + std::to_string(mhz + i) + "}";
+      first = false;
+    }
+  }
+  return out + "]}";
+}
+
+TEST(Report, ChangedTimesNameAClockThatMoved) {
+  // "slower": +20% with the clock 1,900 → 1,700 MHz; "steady": +20% at the same clock;
+  // "same": unchanged time, the clock moved (no note: nothing to explain).
+  const auto base = parse_run(
+      clocked_run({{"slower", 100, 1900}, {"steady", 100, 1800}, {"same", 100, 1900}}), "base");
+  const auto contender = parse_run(
+      clocked_run({{"slower", 120, 1700}, {"steady", 120, 1810}, {"same", 100, 1700}}), "new");
+  const Report report = build_report(pair_by_name(base, contender, NameFilter()), Settings());
+  const PairResult& slower = result_named(report, "slower");
+  ASSERT_EQ(slower.verdict, Verdict::kRegression);
+  EXPECT_EQ(slower.clock_note, "SM clock 1904 → 1704 MHz (-10.5%)");
+  EXPECT_EQ(result_named(report, "steady").verdict, Verdict::kRegression);
+  EXPECT_EQ(result_named(report, "steady").clock_note, "");  // +0.6%: under 2%
+  EXPECT_EQ(result_named(report, "same").verdict, Verdict::kSame);
+  EXPECT_EQ(result_named(report, "same").clock_note, "");
+  // Every output names it beside the verdict.
+  const std::string note = "SM clock 1904 → 1704 MHz (-10.5%)";
+  const std::string text = render_text(report, TextOptions{false});
+  EXPECT_NE(text.find("slower: regression ("), std::string::npos) << text;
+  EXPECT_NE(text.find("; " + note + ")\n"), std::string::npos) << text;
+  EXPECT_NE(render_markdown(report).find("**regression** (" + note + ") |"), std::string::npos);
+  EXPECT_NE(render_json(report).find("\"clock_note\": \"" + note + "\""), std::string::npos);
+  EXPECT_NE(render_html(report).find(note), std::string::npos);
 }
 
 }  // namespace
