@@ -20,8 +20,9 @@
 // 128 keys (dS read M-major, K N-major), stages them in shared memory while its dK product runs
 // and has the copy engine add them into the fp32 workspace (cp.reduce.async.bulk.tensor).
 // Order per tile: Sᵀ and dPᵀ; Pᵀ while dPᵀ runs; dV issued, dSᵀ while it runs; dQ, then dK.
-// Tiles that can hold no masked entry skip the mask. dSᵀ is double-buffered: tile i+2 overwrites buffer i % 2 only after both warpgroups passed the
-// barrier of tile i+1, which each reaches after its dQ of tile i completed.
+// Tiles that can hold no masked entry skip the mask. dSᵀ is double-buffered: tile i+2
+// overwrites buffer i % 2 only after both warpgroups passed the barrier of tile i+1, which each
+// reaches after its dQ of tile i completed.
 // Causal: key tile n visits query tiles from the one holding key n·128 on. Block order
 // (grouped_order): heads in groups whose tiles a third of L2 holds, key tile 0 (the heaviest) of
 // each head of the group first, so the tail holds the lightest blocks.

@@ -160,10 +160,11 @@ __device__ void produce(uint32_t base, const CUtensorMap* tq, const CUtensorMap*
 
 // A consumer warpgroup: rows m0 + 64·wg .. +63 of the query tile (those before row 0 or from
 // row L on are computed from zero-filled rows, masked under the causal mask, and not written).
-// Per key tile j (in visiting order) it issues S_j = Q K_jᵀ and O += P_{j-1} V_{j-1} together, then computes the softmax of
-// S_j while the tensor cores run P V (FlashAttention-3's overlap within a warpgroup). The
-// consumer warpgroups take turns to issue their MMAs, in a ring (named barrier 1 + wg is this
-// one's turn; with two: ping-pong), so one's softmax runs under the others' MMAs.
+// Per key tile j (in visiting order) it issues S_j = Q K_jᵀ and O += P_{j-1} V_{j-1}
+// together, then computes the softmax of S_j while the tensor cores run P V
+// (FlashAttention-3's overlap within a warpgroup). The consumer warpgroups take turns to issue
+// their MMAs, in a ring (named barrier 1 + wg is this one's turn; with two: ping-pong), so one's
+// softmax runs under the others' MMAs.
 template <typename T, int kD>
 __device__ void consume(uint32_t base, const FlashFwdParams& p, const WorkTile& w, int wg,
                         int it0, int local) {
