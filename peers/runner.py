@@ -9,6 +9,7 @@ import torch
 
 from peers import gb_json
 from peers.case import NONE, SkipCase
+from peers.gpu_power import PowerSampler, cuda_pci_bus_id, power_counters
 from peers.timer import RegionTimer, inner_calls_for, sync
 from peers.trace import TRACE_CALLS, trace_path, write_trace
 
@@ -83,18 +84,20 @@ def run_spec(spec, options, peaks, family_index):
     timer = RegionTimer(device)
     try:
         case, compile_s, inner = prepare(spec, options, timer)
-        rows = []
+        rows, bus_id = [], cuda_pci_bus_id(device)
         for rep in range(options.repetitions):
             if device.type == "cuda":
                 torch.cuda.reset_peak_memory_stats()
             timed, iterations, cpu0 = 0.0, 0, time.process_time()
-            while (timed < options.min_time or iterations == 0) and iterations < MAX_ITERATIONS:
-                timed += timer.time(case.run, inner)
-                iterations += inner
+            with PowerSampler(bus_id) as power:
+                while (timed < options.min_time or iterations == 0) and iterations < MAX_ITERATIONS:
+                    timed += timer.time(case.run, inner)
+                    iterations += inner
             per_call = timed / iterations
             peak_mem = torch.cuda.max_memory_allocated() if device.type == "cuda" else -1
             k = counters_for(case, per_call, peaks, peak_mem)
             k["compile_s"] = compile_s
+            k.update(power_counters(power.samples))
             cpu = (time.process_time() - cpu0) / iterations
             rows.append(gb_json.iteration_row(spec.name, family_index, rep, options.repetitions,
                                               iterations, per_call, cpu, k, case.label))
