@@ -24,8 +24,9 @@
 // overwrites buffer i % 2 only after both warpgroups passed the barrier of tile i+1, which each
 // reaches after its dQ of tile i completed.
 // Causal: key tile n visits query tiles from the one holding key n·128 on. Block order
-// (grouped_order): heads in groups whose tiles a third of L2 holds, key tile 0 (the heaviest) of
-// each head of the group first, so the tail holds the lightest blocks.
+// (grouped_order): heads in groups whose tiles a third of L2 holds (evened out; one group where
+// all heads fit half of it), key tile 0 (the heaviest) of each head of the group first, so the
+// tail holds the lightest blocks.
 //
 // Shared memory: K, V (128 × d each), 2 × (Q, dO) (64 × d each), 2 × dSᵀ (128 × 64), the dQ
 // tile (64 × d fp32), 2 × 2 × 512 B of lse and D: 115 KB (d = 64), 195 KB (d = 128).

@@ -25,7 +25,8 @@
 // Work order (grouped_order): the query tiles of a group of heads, heaviest first, so the blocks
 // at work at once read the K and V of a few heads from L2 (heads side by side, the 132 resident
 // blocks streamed 132 heads' K and V from memory: 445 against 543 TFLOP/s at L = 16,384,
-// d = 128) and the tail holds the lightest tiles.
+// d = 128) and the tail holds the lightest tiles; one group where all heads' K and V fit half
+// the L2 (flash_sm90_heads_per_group).
 //
 // Shared memory: Q (kBlockM × d) + kStages × (K + V) (128 × d each) = 88 KB (d = 64), 160 KB
 // (128), plus the mbarriers: one block per SM.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "ops/attention/flash_tiles.h"
 #include "ops/cuda_check.h"
 #include "ops/device/attributes.h"
 
@@ -70,9 +71,8 @@ CUtensorMap tensor_map_f32(const float* data, const FlashStrides& st, int B, int
 }
 
 int heads_per_group(int64_t bytes_per_head, int bh_total) {
-  const int64_t third_of_l2 = device_attribute(cudaDevAttrL2CacheSize) / 3;
-  const int64_t fit = third_of_l2 / std::max<int64_t>(bytes_per_head, 1);
-  return static_cast<int>(std::clamp<int64_t>(fit, 1, std::max(bh_total, 1)));
+  return flash_sm90_heads_per_group(bh_total, bytes_per_head,
+                                    device_attribute(cudaDevAttrL2CacheSize));
 }
 
 std::string unsupported(int d, int64_t batch_heads, int L, int cc_major, int cc_minor,

@@ -21,8 +21,8 @@ CUtensorMap tensor_map(const void* data, const FlashStrides& st, int B, int H, i
 CUtensorMap tensor_map_f32(const float* data, const FlashStrides& st, int B, int H, int L, int d,
                            int box_rows);
 
-// Heads per group of grouped_order (flash_sm90_common.cuh): as many heads of `bytes_per_head`
-// as a third of the current device's L2 cache holds, from 1 to bh_total.
+// Heads per group of grouped_order (flash_sm90_common.cuh) for the current device's L2 cache:
+// flash_sm90_heads_per_group (flash_tiles.h).
 int heads_per_group(int64_t bytes_per_head, int bh_total);
 
 // Why the Hopper kernels cannot run a problem of head dim d, B·H = batch_heads and length L whose

@@ -36,7 +36,8 @@ struct Warpgroups {
 };
 
 // Work item t of a grid of `items` per batch·head, in the order both kernels use: heads in groups
-// of `group` (as many as a third of the L2 cache holds the tiles of, heads_per_group), the
+// of `group` (all of them, or as many as a third of the L2 cache holds the tiles of:
+// heads_per_group), the
 // group's items in turn across its heads (item 0 of every head, then item 1, …; item 0 is the
 // heaviest under the causal mask), so the blocks at work at once share a few heads' tiles in L2
 // and the lightest items come last: a short tail. Returns the batch·head and its item.

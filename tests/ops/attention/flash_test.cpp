@@ -22,11 +22,18 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <string>
 #include <tuple>
 #include <vector>
+
+#ifdef GPTBENCH_WITH_CUDA
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
 
 #include "fixtures/verify.h"
 #include "ops/attention/flash_tiles.h"
@@ -255,6 +262,34 @@ TEST(FlashAttentionTiles, ForwardHeadGroups) {
         const int hg = flash_heads_per_group(heads, per_head, kFlashFwdGroupBytes);
         EXPECT_EQ(g, (heads + hg - 1) / hg <= 65535 ? hg : heads) << heads << " " << L << " " << d;
       }
+}
+
+// The Hopper kernels' head groups: one group where all heads' data fits half the L2, else
+// evened-out groups within a third of it (the last group not short: a long tail otherwise).
+TEST(FlashAttentionTiles, Sm90HeadGroups) {
+  constexpr long long kL2 = 60ll << 20;  // the H200's
+  EXPECT_EQ(flash_sm90_heads_per_group(96, 4ll * 1024 * 64, kL2), 96);   // 24 MB: one group
+  EXPECT_EQ(flash_sm90_heads_per_group(96, 4ll * 1024 * 128, kL2), 32);  // 48 MB: 40, 40, 16 evened
+  EXPECT_EQ(flash_sm90_heads_per_group(96, 12ll * 1024 * 64, kL2), 24);  // backward, 72 MB
+  EXPECT_EQ(flash_sm90_heads_per_group(96, 4ll * 16384 * 128, kL2), 2);  // 8 MB per head
+  EXPECT_EQ(flash_sm90_heads_per_group(3, 1ll << 40, kL2), 1);           // a head above L2
+  EXPECT_EQ(flash_sm90_heads_per_group(0, 1, kL2), 1);
+  for (int heads : {1, 7, 96, 70000, 2000000000})
+    for (long long per_head : {0ll, 1ll, 1ll << 16, 1ll << 20, 3ll << 20, 24ll << 20, 1ll << 42}) {
+      const int g = flash_sm90_heads_per_group(heads, per_head, kL2);
+      ASSERT_GE(g, 1);
+      ASSERT_LE(g, heads);
+      const long long each = std::max(per_head, 1ll);
+      if (each <= kL2 / 2 / heads) {
+        EXPECT_EQ(g, heads) << heads << " " << per_head;
+        continue;
+      }
+      if (each <= kL2 / 3) {
+        EXPECT_LE(g * each, kL2 / 3) << heads << " " << per_head;
+      }
+      const long long groups = (heads + g - 1ll) / g;
+      EXPECT_LT(groups * g - heads, groups) << heads << " " << per_head;  // last group not short
+    }
 }
 
 // ---- Error paths (CPU) ---------------------------------------------------------------------------
@@ -575,6 +610,54 @@ TEST(FlashAttentionSm90, MoreBatchHeadsThanAGridDimension) {
   EXPECT_EQ(check_grad(g.dk, ref.dk, ref.dv, tol_grad(at::kBFloat16)), "") << "dk";
   EXPECT_EQ(check_grad(g.dv, ref.dv, ref.dv, tol_grad(at::kBFloat16)), "") << "dv";
 }
+
+#ifdef GPTBENCH_WITH_CUDA
+// The training step replays attention in a CUDA graph: the Hopper forward and backward captured
+// once and replayed on new inputs, twice, against the reference each time (a work counter or
+// workspace captured by address and left over from the previous replay would show).
+TEST(FlashAttentionSm90, GraphReplaysOnNewInputsMatchTheReference) {
+  std::string why;
+  if (!gpu_ready(&why)) GTEST_SKIP() << why;
+  if (std::getenv("PYTORCH_NO_CUDA_MEMORY_CACHING"))  // as compute-sanitizer runs set it
+    GTEST_SKIP() << "graph capture allocates from the caching allocator, which is off";
+  why = sm90_skip_reason(64);
+  if (!why.empty()) GTEST_SKIP() << why;
+  const int64_t B = 2, H = 3, L = 1000, d = 64;
+  const auto opts = at::TensorOptions().dtype(at::kBFloat16).device(at::kCUDA);
+  auto q = at::randn({B, H, L, d}, opts), k = at::randn({B, H, L, d}, opts);
+  auto v = at::randn({B, H, L, d}, opts), dout = at::randn({B, H, L, d}, opts);
+  auto step = [&] {
+    const auto out = flash_attention_forward(q, k, v, true, FlashKernel::kSm90);
+    const auto g = flash_attention_backward(q, k, v, out.o, out.lse, dout, true,
+                                            FlashKernel::kSm90);
+    return std::vector<at::Tensor>{out.o, out.lse, g.dq, g.dk, g.dv};
+  };
+  auto side = c10::cuda::getStreamFromPool(false, 0);
+  at::cuda::CUDAGraph graph;
+  std::vector<at::Tensor> res;
+  {
+    c10::cuda::CUDAStreamGuard guard(side);
+    step();  // warm-up outside the capture (the kernels' one-time attribute calls)
+    side.synchronize();
+    graph.capture_begin();
+    res = step();
+    graph.capture_end();
+  }
+  for (int replay = 0; replay < 2; ++replay) {
+    at::manual_seed(100 + replay);
+    for (at::Tensor* x : {&q, &k, &v, &dout}) x->copy_(at::randn_like(*x));
+    graph.replay();
+    torch::cuda::synchronize();
+    const Reference ref = reference(q, k, v, dout, true);
+    const std::string at_ = "replay " + std::to_string(replay);
+    EXPECT_EQ(check_close(res[0], ref.o, tol_o(at::kBFloat16)), "") << "o, " << at_;
+    EXPECT_LT(max_abs_diff(res[1], ref.lse), kTolLse) << "lse, " << at_;
+    EXPECT_EQ(check_grad(res[2], ref.dq, ref.dv, tol_grad(at::kBFloat16)), "") << "dq, " << at_;
+    EXPECT_EQ(check_grad(res[3], ref.dk, ref.dv, tol_grad(at::kBFloat16)), "") << "dk, " << at_;
+    EXPECT_EQ(check_grad(res[4], ref.dv, ref.dv, tol_grad(at::kBFloat16)), "") << "dv, " << at_;
+  }
+}
+#endif
 
 class FlashAttentionGpuLayout : public ::testing::Test {
  protected:
