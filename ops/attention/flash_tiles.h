@@ -119,4 +119,22 @@ inline int flash_sm90_heads_per_group(int bh_count, long long bytes_per_head, lo
   return flash_heads_per_group(bh_count, per_head, l2_bytes / 3);
 }
 
+// The Hopper kernels' work order over heads (grouped_order, flash_sm90_common.cuh): groups of
+// `group` heads in turn, the heads from tail_begin on (a multiple of group) one last group.
+struct FlashHeadGroups {
+  int group, tail_begin;
+};
+// The last groups merged into one of at least min_items work items (items per head each) where
+// the heads allow: a last group of fewer items than the GPU runs at once leaves multiprocessors
+// idle while its heaviest items run.
+inline FlashHeadGroups flash_sm90_head_groups(int bh_count, int group, long long items,
+                                              long long min_items) {
+  const int n = bh_count > 0 ? bh_count : 1, g = group > 0 && group < n ? group : n;
+  const int groups = (n + g - 1) / g;
+  int merged = 1;
+  while (merged < groups && static_cast<long long>(n - (groups - merged) * g) * items < min_items)
+    ++merged;
+  return {g, (groups - merged) * g};
+}
+
 }  // namespace gptbench

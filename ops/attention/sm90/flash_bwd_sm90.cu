@@ -323,13 +323,13 @@ __global__ void __launch_bounds__(Block::kThreads, 1)
                           const __grid_constant__ CUtensorMap tv,
                           const __grid_constant__ CUtensorMap tdo,
                           const __grid_constant__ CUtensorMap tdq, const FlashBwdParams p,
-                          const int group) {
+                          const FlashHeadGroups groups) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using S = Smem<kD>;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const uint32_t base = aligned_base(smem_raw);
   float* smem_rows = smem_at<float>(smem_raw, S::kRows);
-  const HeadItem hi = grouped_order(blockIdx.x, (p.L + kBlockN - 1) / kBlockN, group, p.B * p.H);
+  const HeadItem hi = grouped_order(blockIdx.x, (p.L + kBlockN - 1) / kBlockN, groups, p.B * p.H);
   const int n_block = hi.item, n0 = n_block * kBlockN;
   const int bh = hi.bh, b = bh / p.H, h = bh % p.H;
   const int m_first = first_query_tile(n_block, p.causal);
@@ -372,7 +372,8 @@ void launch(const FlashBwdParams& p, cudaStream_t stream) {
       map(p.dout, p.do_st, kBlockM),
       tensor_map_f32(p.dq_accum, {int64_t{p.H} * p.L * p.d, int64_t{p.L} * p.d, p.d}, p.B, p.H,
                      p.L, p.d, kBlockM),
-      p, heads_per_group(12 * int64_t{p.L} * p.d, bh));  // K, V, Q, dO (16-bit), dQ (fp32)
+      p, head_groups(12 * int64_t{p.L} * p.d, bh,  // K, V, Q, dO (16-bit), dQ (fp32)
+                     (p.L + kBlockN - 1) / kBlockN));
   CUDA_CHECK_LAUNCH();
 }
 

@@ -115,9 +115,10 @@ struct WorkTile {
   int b, h, m0, n_tiles;
 };
 template <int kBlockM>
-__device__ __forceinline__ WorkTile work_tile(int t, const FlashFwdParams& p, int group) {
+__device__ __forceinline__ WorkTile work_tile(int t, const FlashFwdParams& p,
+                                              FlashHeadGroups groups) {
   const int m_blocks = (p.L + kBlockM - 1) / kBlockM;
-  const HeadItem hi = grouped_order(t, m_blocks, group, p.B * p.H);
+  const HeadItem hi = grouped_order(t, m_blocks, groups, p.B * p.H);
   const int bh = hi.bh, m_block = m_blocks - 1 - hi.item;
   const int m0 = p.L - (m_blocks - m_block) * kBlockM;
   const int all = (p.L + kBlockN - 1) / kBlockN;
@@ -364,7 +365,7 @@ __global__ void __launch_bounds__(Shape<kD>::Block::kThreads, 1)
     flash_fwd_sm90_kernel(const __grid_constant__ CUtensorMap tq,
                           const __grid_constant__ CUtensorMap tk,
                           const __grid_constant__ CUtensorMap tv, const FlashFwdParams p,
-                          const int group) {
+                          const FlashHeadGroups groups) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using S = Smem<kD>;
   using Block = typename Shape<kD>::Block;
@@ -408,7 +409,7 @@ __global__ void __launch_bounds__(Shape<kD>::Block::kThreads, 1)
         sm90::mbar_arrive(S::tile_full(base, slot));
         if (tile >= num_tiles) break;
         const int next = atomicAdd(p.tile_counter, 1) + gridDim.x;
-        const WorkTile w = work_tile<kBlockM>(tile, p, group);
+        const WorkTile w = work_tile<kBlockM>(tile, p, groups);
         produce<kD>(base, &tq, &tk, &tv, w, it0, local);
         it0 += w.n_tiles;
         tile = next;
@@ -426,7 +427,7 @@ __global__ void __launch_bounds__(Shape<kD>::Block::kThreads, 1)
       const int tile = tile_ids[slot];
       sm90::warp_arrive(S::tile_empty(base, slot));
       if (tile < 0) break;
-      const WorkTile w = work_tile<kBlockM>(tile, p, group);
+      const WorkTile w = work_tile<kBlockM>(tile, p, groups);
       consume<T, kD>(base, p, w, wg - 1, it0, local);
       it0 += w.n_tiles;
     }
@@ -446,7 +447,8 @@ void launch(const FlashFwdParams& p, cudaStream_t stream) {
   };
   flash_fwd_sm90_kernel<T, kD><<<grid, Shape<kD>::Block::kThreads, smem, stream>>>(
       map(p.q, p.q_st, kBlockM), map(p.k, p.k_st, kBlockN), map(p.v, p.v_st, kBlockN), p,
-      heads_per_group(4 * int64_t{p.L} * p.d, p.B * p.H));  // K and V: 2 · L · d · 2 bytes
+      head_groups(4 * int64_t{p.L} * p.d, p.B * p.H,  // K and V: 2 · L · d · 2 bytes
+                  (p.L + kBlockM - 1) / kBlockM));
   CUDA_CHECK_LAUNCH();
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ops/attention/flash_kernels.h"
+#include "ops/attention/flash_tiles.h"
 
 namespace gptbench {
 namespace flash_sm90 {
@@ -21,9 +22,10 @@ CUtensorMap tensor_map(const void* data, const FlashStrides& st, int B, int H, i
 CUtensorMap tensor_map_f32(const float* data, const FlashStrides& st, int B, int H, int L, int d,
                            int box_rows);
 
-// Heads per group of grouped_order (flash_sm90_common.cuh) for the current device's L2 cache:
-// flash_sm90_heads_per_group (flash_tiles.h).
-int heads_per_group(int64_t bytes_per_head, int bh_total);
+// The head groups of grouped_order (flash_sm90_common.cuh) for the current device, with
+// bytes_per_head of data shared by a head's `items` work items: flash_sm90_heads_per_group for
+// its L2 cache, the last groups merged into one of at least kTailWaves items per multiprocessor.
+FlashHeadGroups head_groups(int64_t bytes_per_head, int bh_total, int items);
 
 // Why the Hopper kernels cannot run a problem of head dim d, B·H = batch_heads and length L whose
 // operands have these strides and pointers on a GPU of compute capability cc_major.cc_minor, or

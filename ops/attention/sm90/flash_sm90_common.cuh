@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "ops/attention/flash_common.cuh"
+#include "ops/attention/flash_tiles.h"
 #include "ops/cuda_check.h"
 
 namespace gptbench {
@@ -36,19 +37,24 @@ struct Warpgroups {
 };
 
 // Work item t of a grid of `items` per batch·head, in the order both kernels use: heads in groups
-// of `group` (all of them, or as many as a third of the L2 cache holds the tiles of:
-// heads_per_group), the
-// group's items in turn across its heads (item 0 of every head, then item 1, …; item 0 is the
-// heaviest under the causal mask), so the blocks at work at once share a few heads' tiles in L2
-// and the lightest items come last: a short tail. Returns the batch·head and its item.
+// (hg: all of them, or as many as a third of the L2 cache holds the tiles of, the last groups
+// merged into one of a few waves of items; head_groups), each group's items in turn across its
+// heads (item 0 of every head, then item 1, …; item 0 is the heaviest under the causal mask), so
+// the blocks at work at once share a few heads' tiles in L2 and the lightest items come last: a
+// short tail. Returns the batch·head and its item.
 struct HeadItem {
   int bh, item;
 };
-__device__ __forceinline__ HeadItem grouped_order(int t, int items, int group, int bh_total) {
-  const int per_group = group * items;
-  const int g0 = t / per_group * group, r = t % per_group;
-  const int heads = min(group, bh_total - g0);  // the last group may be smaller
-  return {g0 + r % heads, r / heads};
+__device__ __forceinline__ HeadItem grouped_order(int t, int items, FlashHeadGroups hg,
+                                                  int bh_total) {
+  const int tail_t = hg.tail_begin * items;
+  if (t >= tail_t) {  // the last group
+    const int r = t - tail_t, heads = bh_total - hg.tail_begin;
+    return {hg.tail_begin + r % heads, r / heads};
+  }
+  const int per_group = hg.group * items;
+  const int g0 = t / per_group * hg.group, r = t % per_group;
+  return {g0 + r % hg.group, r / hg.group};
 }
 
 // The first 1024-byte boundary of the dynamic shared memory `raw` (128-byte swizzled tiles start

@@ -292,6 +292,37 @@ TEST(FlashAttentionTiles, Sm90HeadGroups) {
     }
 }
 
+// The last head groups merged into one of at least min_items work items where the heads allow;
+// every group before it whole.
+TEST(FlashAttentionTiles, Sm90LastGroupsMerged) {
+  // Backward at L = 4,096, d = 128 on an H200: 32 groups of 3 heads, 32 key tiles per head.
+  const FlashHeadGroups bwd = flash_sm90_head_groups(96, 3, 32, 2 * 132);
+  EXPECT_EQ(bwd.group, 3);
+  EXPECT_EQ(bwd.tail_begin, 87);  // 9 heads, 288 items
+  EXPECT_EQ(flash_sm90_head_groups(96, 3, 32, 0).tail_begin, 93);   // the last group alone
+  EXPECT_EQ(flash_sm90_head_groups(96, 96, 8, 1000).tail_begin, 0);  // one group
+  EXPECT_EQ(flash_sm90_head_groups(10, 4, 1, 1000).tail_begin, 0);   // all merged
+  for (int heads : {1, 7, 96, 1000})
+    for (int group : {1, 3, 7, 96, 2000})
+      for (long long items : {1ll, 8ll, 100ll})
+        for (long long min_items : {0ll, 264ll, 1ll << 40}) {
+          const FlashHeadGroups hg = flash_sm90_head_groups(heads, group, items, min_items);
+          const std::string at_ = std::to_string(heads) + " " + std::to_string(group) + " " +
+                                  std::to_string(items) + " " + std::to_string(min_items);
+          ASSERT_EQ(hg.group, std::min(group, heads)) << at_;
+          ASSERT_EQ(hg.tail_begin % hg.group, 0) << at_;
+          ASSERT_GE(hg.tail_begin, 0) << at_;
+          ASSERT_LT(hg.tail_begin, heads) << at_;  // the last group holds a head at least
+          const long long tail_items = (heads - hg.tail_begin) * items;
+          if (hg.tail_begin > 0) {
+            EXPECT_GE(tail_items, min_items) << at_;
+          }
+          if (heads - hg.tail_begin > hg.group) {  // groups merged: no more than needed
+            EXPECT_LT(tail_items - hg.group * items, min_items) << at_;
+          }
+        }
+}
+
 // ---- Error paths (CPU) ---------------------------------------------------------------------------
 
 // The c10::Error message of f(), or "" when it does not throw one.
