@@ -53,6 +53,11 @@ constexpr int kBlockN = 128;       // keys per tile
 constexpr int kWgRows = 64;        // query rows per consumer warpgroup
 constexpr int kStages = 2;         // key/value buffers in the ring
 constexpr uint32_t kKvPanel = kBlockN * 128;  // a K or V panel: 128 rows × 128 bytes
+// The last head groups merged into one of at least 3 work tiles per multiprocessor (head_groups):
+// H200, 2026-11-26, forward at B = 8, H = 12 in TFLOP/s, the last group alone / merged to 2, 3, 4
+// waves: L = 4,096, d = 128 525–531 / 537–546 / 536–545 / 535–539; d = 64 448–449 / 448–449 /
+// 453–457 / 451–458; at L = 1,024, d = 128 four waves merge every group: 356–358 against 370–378.
+constexpr int kTailWaves = 3;
 
 // The block per head dim: three consumer warpgroups (192 query rows) at d = 64, where the
 // softmax's instructions and exponentials match the MMAs' time and a third warpgroup per
@@ -448,7 +453,7 @@ void launch(const FlashFwdParams& p, cudaStream_t stream) {
   flash_fwd_sm90_kernel<T, kD><<<grid, Shape<kD>::Block::kThreads, smem, stream>>>(
       map(p.q, p.q_st, kBlockM), map(p.k, p.k_st, kBlockN), map(p.v, p.v_st, kBlockN), p,
       head_groups(4 * int64_t{p.L} * p.d, p.B * p.H,  // K and V: 2 · L · d · 2 bytes
-                  (p.L + kBlockM - 1) / kBlockM));
+                  (p.L + kBlockM - 1) / kBlockM, kTailWaves));
   CUDA_CHECK_LAUNCH();
 }
 

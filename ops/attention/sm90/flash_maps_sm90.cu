@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 
 #include "ops/attention/flash_tiles.h"
 #include "ops/cuda_check.h"
@@ -71,12 +70,10 @@ CUtensorMap tensor_map_f32(const float* data, const FlashStrides& st, int B, int
   return encode(data, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, st, B, H, L, d, 32, box_rows);
 }
 
-FlashHeadGroups head_groups(int64_t bytes_per_head, int bh_total, int items) {
+FlashHeadGroups head_groups(int64_t bytes_per_head, int bh_total, int items, int tail_waves) {
   const int group = flash_sm90_heads_per_group(bh_total, bytes_per_head,
                                                device_attribute(cudaDevAttrL2CacheSize));
-  const char* e = std::getenv("GPTBENCH_TAIL_WAVES");  // TEMPORARY A/B
-  const int waves = e ? std::atoi(e) : 0;
-  return flash_sm90_head_groups(bh_total, group, items, int64_t{waves} * sm_count());
+  return flash_sm90_head_groups(bh_total, group, items, int64_t{tail_waves} * sm_count());
 }
 
 std::string unsupported(int d, int64_t batch_heads, int L, int cc_major, int cc_minor,

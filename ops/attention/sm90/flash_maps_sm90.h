@@ -24,8 +24,9 @@ CUtensorMap tensor_map_f32(const float* data, const FlashStrides& st, int B, int
 
 // The head groups of grouped_order (flash_sm90_common.cuh) for the current device, with
 // bytes_per_head of data shared by a head's `items` work items: flash_sm90_heads_per_group for
-// its L2 cache, the last groups merged into one of at least kTailWaves items per multiprocessor.
-FlashHeadGroups head_groups(int64_t bytes_per_head, int bh_total, int items);
+// its L2 cache, the last groups merged into one of at least tail_waves items per multiprocessor
+// (flash_sm90_head_groups; 0: the last group alone).
+FlashHeadGroups head_groups(int64_t bytes_per_head, int bh_total, int items, int tail_waves);
 
 // Why the Hopper kernels cannot run a problem of head dim d, B·H = batch_heads and length L whose
 // operands have these strides and pointers on a GPU of compute capability cc_major.cc_minor, or
