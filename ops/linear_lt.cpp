@@ -110,6 +110,12 @@ struct LtPlan : LtMatmulDescs {
                       CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
                       CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
       CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, attr, &al, sizeof(al)));
+    // Split-K only with its partial sums reduced in fp32: the in-place and output-type schemes
+    // add them in bf16, a rounding per split (DGELU at 37 × 256 × 64 on an H200 was 6 bf16 ulps
+    // off where the tuning picked one, 2026-11-26).
+    const uint32_t schemes = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+    CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
+        pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &schemes, sizeof(schemes)));
     std::vector<cublasLtMatmulHeuristicResult_t> res(static_cast<size_t>(most));
     int found = 0;
     const cublasStatus_t st =
