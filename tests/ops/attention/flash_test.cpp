@@ -478,6 +478,17 @@ double tol_o(at::ScalarType t) { return t == at::kBFloat16 ? 1e-2 : 3e-3; }
 double tol_grad(at::ScalarType t) { return t == at::kBFloat16 ? 2e-2 : 5e-3; }
 constexpr double kTolLse = 1e-3;
 
+// o, lse, dq, dk, dv of 16-bit type t against the reference, each failure naming `what`.
+void expect_matches(const at::Tensor& o, const at::Tensor& lse, const at::Tensor& dq,
+                    const at::Tensor& dk, const at::Tensor& dv, const Reference& ref,
+                    at::ScalarType t, const std::string& what) {
+  EXPECT_EQ(check_close(o, ref.o, tol_o(t)), "") << "o, " << what;
+  EXPECT_LT(max_abs_diff(lse, ref.lse), kTolLse) << "lse, " << what;
+  EXPECT_EQ(check_grad(dq, ref.dq, ref.dv, tol_grad(t)), "") << "dq, " << what;
+  EXPECT_EQ(check_grad(dk, ref.dk, ref.dv, tol_grad(t)), "") << "dk, " << what;
+  EXPECT_EQ(check_grad(dv, ref.dv, ref.dv, tol_grad(t)), "") << "dv, " << what;
+}
+
 // dtype, d, L, causal, kernel (forward and backward).
 using GpuParam = std::tuple<std::string, int, int, bool, FlashKernel>;
 
@@ -527,12 +538,7 @@ TEST_P(FlashAttentionGpu, ForwardBackwardMatchReference) {
   flash_attention_backward_out(q, k, v, o, lse, dout, causal, dq, dk, dv, kernel);
   ASSERT_NO_THROW(torch::cuda::synchronize());  // surfaces an asynchronous kernel fault here
 
-  const Reference ref = reference(q, k, v, dout, causal);
-  EXPECT_EQ(check_close(o, ref.o, tol_o(dtype)), "") << "o";
-  EXPECT_LT(max_abs_diff(lse, ref.lse), kTolLse) << "lse";
-  EXPECT_EQ(check_grad(dq, ref.dq, ref.dv, tol_grad(dtype)), "") << "dq";
-  EXPECT_EQ(check_grad(dk, ref.dk, ref.dv, tol_grad(dtype)), "") << "dk";
-  EXPECT_EQ(check_grad(dv, ref.dv, ref.dv, tol_grad(dtype)), "") << "dv";
+  expect_matches(o, lse, dq, dk, dv, reference(q, k, v, dout, causal), dtype, "");
 
   // The forward has no atomics: a second run is bitwise identical.
   auto o2 = flash_attention_forward(q, k, v, causal, kernel);
@@ -608,20 +614,34 @@ TEST(FlashAttentionSm90, BlocksTakeSeveralTiles) {
       const auto out = flash_attention_forward(q, k, v, causal, FlashKernel::kSm90);
       const auto g = flash_attention_backward(q, k, v, out.o, out.lse, dout, causal,
                                               FlashKernel::kSm90);
-      const Reference ref = reference(q, k, v, dout, causal);
-      const std::string at_ = "d = " + std::to_string(d) + (causal ? " causal" : " noncausal");
-      EXPECT_EQ(check_close(out.o, ref.o, tol_o(at::kBFloat16)), "") << "o, " << at_;
-      EXPECT_LT(max_abs_diff(out.lse, ref.lse), kTolLse) << "lse, " << at_;
-      EXPECT_EQ(check_grad(g.dq, ref.dq, ref.dv, tol_grad(at::kBFloat16)), "") << "dq, " << at_;
-      EXPECT_EQ(check_grad(g.dk, ref.dk, ref.dv, tol_grad(at::kBFloat16)), "") << "dk, " << at_;
-      EXPECT_EQ(check_grad(g.dv, ref.dv, ref.dv, tol_grad(at::kBFloat16)), "") << "dv, " << at_;
+      expect_matches(out.o, out.lse, g.dq, g.dk, g.dv, reference(q, k, v, dout, causal),
+                     at::kBFloat16, "d = " + std::to_string(d) + (causal ? " causal" : " noncausal"));
     }
   }
 }
 
-// More batch·heads than a grid dimension's 65,535 and a partial last head group of the Hopper
-// kernels' grouped work order (both kernels index one flat grid), forward and backward against
-// the reference.
+// Heads in several groups (their K and V exceed half the L2 of an H100 or H200): the forward's
+// evened groups with its last ones merged, the backward's with a short last group (on an H200:
+// 16 heads a group, the last two merged; the backward's 6 a group, the last 4), forward and
+// backward against the reference.
+TEST(FlashAttentionSm90, HeadsInSeveralGroups) {
+  std::string why;
+  if (!gpu_ready(&why)) GTEST_SKIP() << why;
+  why = sm90_skip_reason(64);
+  if (!why.empty()) GTEST_SKIP() << why;
+  at::manual_seed(11);
+  const int64_t B = 2, H = 32, L = 4096, d = 64;  // K and V 64 MB in all
+  const auto opts = at::TensorOptions().dtype(at::kBFloat16).device(at::kCUDA);
+  auto q = at::randn({B, H, L, d}, opts), k = at::randn({B, H, L, d}, opts);
+  auto v = at::randn({B, H, L, d}, opts), dout = at::randn({B, H, L, d}, opts);
+  const auto out = flash_attention_forward(q, k, v, true, FlashKernel::kSm90);
+  const auto g = flash_attention_backward(q, k, v, out.o, out.lse, dout, true, FlashKernel::kSm90);
+  expect_matches(out.o, out.lse, g.dq, g.dk, g.dv, reference(q, k, v, dout, true), at::kBFloat16,
+                 "64 heads");
+}
+
+// More batch·heads than a grid dimension's 65,535 (both Hopper kernels index one flat grid),
+// forward and backward against the reference.
 TEST(FlashAttentionSm90, MoreBatchHeadsThanAGridDimension) {
   std::string why;
   if (!gpu_ready(&why)) GTEST_SKIP() << why;
@@ -634,12 +654,8 @@ TEST(FlashAttentionSm90, MoreBatchHeadsThanAGridDimension) {
   auto v = at::randn({B, H, L, d}, opts), dout = at::randn({B, H, L, d}, opts);
   const auto out = flash_attention_forward(q, k, v, true, FlashKernel::kSm90);
   const auto g = flash_attention_backward(q, k, v, out.o, out.lse, dout, true, FlashKernel::kSm90);
-  const Reference ref = reference(q, k, v, dout, true);
-  EXPECT_EQ(check_close(out.o, ref.o, tol_o(at::kBFloat16)), "") << "o";
-  EXPECT_LT(max_abs_diff(out.lse, ref.lse), kTolLse) << "lse";
-  EXPECT_EQ(check_grad(g.dq, ref.dq, ref.dv, tol_grad(at::kBFloat16)), "") << "dq";
-  EXPECT_EQ(check_grad(g.dk, ref.dk, ref.dv, tol_grad(at::kBFloat16)), "") << "dk";
-  EXPECT_EQ(check_grad(g.dv, ref.dv, ref.dv, tol_grad(at::kBFloat16)), "") << "dv";
+  expect_matches(out.o, out.lse, g.dq, g.dk, g.dv, reference(q, k, v, dout, true), at::kBFloat16,
+                 "66,002 heads");
 }
 
 #ifdef GPTBENCH_WITH_CUDA
@@ -679,13 +695,8 @@ TEST(FlashAttentionSm90, GraphReplaysOnNewInputsMatchTheReference) {
     for (at::Tensor* x : {&q, &k, &v, &dout}) x->copy_(at::randn_like(*x));
     graph.replay();
     torch::cuda::synchronize();
-    const Reference ref = reference(q, k, v, dout, true);
-    const std::string at_ = "replay " + std::to_string(replay);
-    EXPECT_EQ(check_close(res[0], ref.o, tol_o(at::kBFloat16)), "") << "o, " << at_;
-    EXPECT_LT(max_abs_diff(res[1], ref.lse), kTolLse) << "lse, " << at_;
-    EXPECT_EQ(check_grad(res[2], ref.dq, ref.dv, tol_grad(at::kBFloat16)), "") << "dq, " << at_;
-    EXPECT_EQ(check_grad(res[3], ref.dk, ref.dv, tol_grad(at::kBFloat16)), "") << "dk, " << at_;
-    EXPECT_EQ(check_grad(res[4], ref.dv, ref.dv, tol_grad(at::kBFloat16)), "") << "dv, " << at_;
+    expect_matches(res[0], res[1], res[2], res[3], res[4], reference(q, k, v, dout, true),
+                   at::kBFloat16, "replay " + std::to_string(replay));
   }
 }
 #endif
