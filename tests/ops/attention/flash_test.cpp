@@ -596,6 +596,21 @@ TEST(FlashAttentionDispatch, AutoPicksSm90OnHopperAndForcingItElsewhereThrows) {
   }
 }
 
+// Random bf16 inputs of shape (B, H, L, d) from `seed` through the Hopper forward and backward,
+// against the reference.
+void expect_sm90_matches_reference(int64_t B, int64_t H, int64_t L, int64_t d, bool causal,
+                                   uint64_t seed, const std::string& what) {
+  at::manual_seed(seed);
+  const auto opts = at::TensorOptions().dtype(at::kBFloat16).device(at::kCUDA);
+  auto q = at::randn({B, H, L, d}, opts), k = at::randn({B, H, L, d}, opts);
+  auto v = at::randn({B, H, L, d}, opts), dout = at::randn({B, H, L, d}, opts);
+  const auto out = flash_attention_forward(q, k, v, causal, FlashKernel::kSm90);
+  const auto g = flash_attention_backward(q, k, v, out.o, out.lse, dout, causal,
+                                          FlashKernel::kSm90);
+  expect_matches(out.o, out.lse, g.dq, g.dk, g.dv, reference(q, k, v, dout, causal),
+                 at::kBFloat16, what);
+}
+
 // More work tiles than multiprocessors: the Hopper kernels' blocks each take several tiles (the
 // forward's persistent blocks from its work counter, its rings and barriers carried from tile to
 // tile), forward and backward against the reference.
@@ -605,18 +620,9 @@ TEST(FlashAttentionSm90, BlocksTakeSeveralTiles) {
   for (int d : {64, 128}) {
     why = sm90_skip_reason(d);
     if (!why.empty()) GTEST_SKIP() << why;
-    for (bool causal : {true, false}) {
-      at::manual_seed(d + (causal ? 1 : 0));
-      const int64_t B = 2, H = 9, L = 2000;  // 2 · 9 · 16 = 288 query tiles
-      const auto opts = at::TensorOptions().dtype(at::kBFloat16).device(at::kCUDA);
-      auto q = at::randn({B, H, L, d}, opts), k = at::randn({B, H, L, d}, opts);
-      auto v = at::randn({B, H, L, d}, opts), dout = at::randn({B, H, L, d}, opts);
-      const auto out = flash_attention_forward(q, k, v, causal, FlashKernel::kSm90);
-      const auto g = flash_attention_backward(q, k, v, out.o, out.lse, dout, causal,
-                                              FlashKernel::kSm90);
-      expect_matches(out.o, out.lse, g.dq, g.dk, g.dv, reference(q, k, v, dout, causal),
-                     at::kBFloat16, "d = " + std::to_string(d) + (causal ? " causal" : " noncausal"));
-    }
+    for (bool causal : {true, false})  // 2 · 9 · 16 = 288 query tiles
+      expect_sm90_matches_reference(2, 9, 2000, d, causal, d + (causal ? 1 : 0),
+                                    "d = " + std::to_string(d) + (causal ? " causal" : " noncausal"));
   }
 }
 
@@ -629,15 +635,7 @@ TEST(FlashAttentionSm90, HeadsInSeveralGroups) {
   if (!gpu_ready(&why)) GTEST_SKIP() << why;
   why = sm90_skip_reason(64);
   if (!why.empty()) GTEST_SKIP() << why;
-  at::manual_seed(11);
-  const int64_t B = 2, H = 32, L = 4096, d = 64;  // K and V 64 MB in all
-  const auto opts = at::TensorOptions().dtype(at::kBFloat16).device(at::kCUDA);
-  auto q = at::randn({B, H, L, d}, opts), k = at::randn({B, H, L, d}, opts);
-  auto v = at::randn({B, H, L, d}, opts), dout = at::randn({B, H, L, d}, opts);
-  const auto out = flash_attention_forward(q, k, v, true, FlashKernel::kSm90);
-  const auto g = flash_attention_backward(q, k, v, out.o, out.lse, dout, true, FlashKernel::kSm90);
-  expect_matches(out.o, out.lse, g.dq, g.dk, g.dv, reference(q, k, v, dout, true), at::kBFloat16,
-                 "64 heads");
+  expect_sm90_matches_reference(2, 32, 4096, 64, true, 11, "64 heads");  // K, V: 64 MB in all
 }
 
 // More batch·heads than a grid dimension's 65,535 (both Hopper kernels index one flat grid),
@@ -647,15 +645,7 @@ TEST(FlashAttentionSm90, MoreBatchHeadsThanAGridDimension) {
   if (!gpu_ready(&why)) GTEST_SKIP() << why;
   why = sm90_skip_reason(64);
   if (!why.empty()) GTEST_SKIP() << why;
-  at::manual_seed(7);
-  const int64_t B = 2, H = 33001, L = 3, d = 64;  // 66,002 batch·heads
-  const auto opts = at::TensorOptions().dtype(at::kBFloat16).device(at::kCUDA);
-  auto q = at::randn({B, H, L, d}, opts), k = at::randn({B, H, L, d}, opts);
-  auto v = at::randn({B, H, L, d}, opts), dout = at::randn({B, H, L, d}, opts);
-  const auto out = flash_attention_forward(q, k, v, true, FlashKernel::kSm90);
-  const auto g = flash_attention_backward(q, k, v, out.o, out.lse, dout, true, FlashKernel::kSm90);
-  expect_matches(out.o, out.lse, g.dq, g.dk, g.dv, reference(q, k, v, dout, true), at::kBFloat16,
-                 "66,002 heads");
+  expect_sm90_matches_reference(2, 33001, 3, 64, true, 7, "66,002 heads");
 }
 
 #ifdef GPTBENCH_WITH_CUDA
