@@ -112,7 +112,8 @@ inline int flash_fwd_heads_per_group(int bh_count, int L, int d) {
 // evened out over the groups. A short last group is a long tail: the blocks that reach it take
 // its heaviest tiles last. H200, 2026-11-26, forward at B = 8, H = 12, L = 1,024 (TFLOP/s; a third
 // of L2 uneven / evened / one group): d = 64 (24 MB in all) 238–243 / 263–265 / 281–283,
-// d = 128 (48 MB) 344 / 363–367 / 351–353; at L = 4,096 and in fwd+bwd evening is within 1%.
+// d = 128 (48 MB) 344 / 363–367 / 351–353; fwd+bwd at L = 1,024, d = 128 +2–5% from evening; at
+// L = 4,096 the groups come out the same either way.
 inline int flash_sm90_heads_per_group(int bh_count, long long bytes_per_head, long long l2_bytes) {
   const long long per_head = bytes_per_head > 0 ? bytes_per_head : 1;
   if (bh_count <= 0 || per_head <= l2_bytes / 2 / bh_count) return bh_count > 0 ? bh_count : 1;

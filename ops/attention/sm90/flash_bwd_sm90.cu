@@ -53,7 +53,8 @@ constexpr int kWgKeys = 64;
 constexpr int kStages = 2;
 using Block = Warpgroups<2>;  // a producer and two consumer warpgroups
 // The last head group alone (head_groups): merged into 2–4 waves of blocks as the forward's, the
-// fwd+bwd call measured within ±1% of this at L = 4,096 and 16,384 (H200, 2026-11-26).
+// fwd+bwd call gained nothing beyond the forward's share (H200, 2026-11-26, TFLOP/s, alone /
+// merged: L = 4,096, d = 128 471–472 / 466–486; L = 16,384, d = 64 427–431 / 415–430).
 constexpr int kTailWaves = 0;
 constexpr uint32_t kKPanel = kBlockN * 128;      // 128 rows × 128 bytes
 constexpr uint32_t kQPanel = kBlockM * 128;      // 64 rows × 128 bytes
