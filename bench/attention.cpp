@@ -1,23 +1,33 @@
 // Attention family: softmax(q·kᵀ/√d [+ causal mask])·v over an L × d grid, forward and
-// forward+backward, for every way LibTorch can compute it.
+// forward+backward, for every way LibTorch can compute it, and our FP8 forward.
 //   impls:  naive (matmul → mask → softmax → matmul, the L×L scores materialised: memory grows
 //           as L² and runs out at long contexts — an expected, reported result), sdpa_math,
 //           sdpa_efficient, sdpa_flash, sdpa_cudnn (at::scaled_dot_product_attention with the
 //           backend forced through the global context and restored after; a backend that does
 //           not support a point — flash in fp32, cuDNN in fp32, any fused backend on the CPU — is
 //           skipped with LibTorch's reason), flash — our FlashAttention-2 kernel
-//           (ops/attention/; bf16/fp16 on CUDA, fp32 points skipped with its reason) — and
+//           (ops/attention/; bf16/fp16 on CUDA, fp32 points skipped with its reason),
 //           flash_sm90 — our Hopper forward (TMA + wgmma, d = 64 and 128 on compute capability
-//           9.0; elsewhere skipped with the reason) and its Hopper backward.
-//   dtypes: fp32 (TF32 off), bf16 (of those selected with --gptbench_dtypes).
+//           9.0; elsewhere skipped with the reason) and its Hopper backward — and flash_sm90_fp8
+//           — our Hopper forward on e4m3 tensor cores (ops/attention/flash_fp8.h; dtype segment
+//           e4m3), forward only, beside every bf16 forward point at d = 128: random bf16 q, k, v
+//           quantized once (a scale per 128-row block) outside the timed region, as an FP8
+//           producer would hand them over, so the timed region is the FP8 attention alone;
+//           verified against the naive attention of the dequantized inputs; counters
+//           err_vs_bf16_rel and err_vs_bf16_max_abs compare its output with flash_sm90's on the
+//           unquantized bf16 inputs (what FP8 costs in accuracy); skipped with the reason where
+//           it cannot run (no GPU of compute capability 9.0, no CUDA kernels).
+//   dtypes: fp32 (TF32 off), bf16 (of those selected with --gptbench_dtypes); e4m3 (flash_sm90_fp8)
+//           where bf16 is selected.
 //   grid:   B = --gptbench_batch (8 on a GPU), H = heads of each selected model (small: 12).
 //           GPU default: L ∈ {1024, 4096} × d ∈ {64, 128}, causal; --gptbench_full=true:
 //           L ∈ {128, ..., 16384} × d ∈ {16, 32, 64, 128}, causal and non-causal.
-//           CPU: L ∈ {32, 64} (≤ --gptbench_seq) × d ∈ {16, 32}.
+//           CPU: L ∈ {32, 64} (≤ --gptbench_seq) × d ∈ {16, 32} (so no FP8 points).
 //   cost:   4·B·H·L²·d FLOPs forward (½ causal), backward 2.5× forward; %peak of the measured
-//           GEMM rate of the dtype (bf16, or fp32 without TF32); peak_mem_bytes of the timed
-//           region.
+//           GEMM rate of the dtype (bf16, or fp32 without TF32), none for e4m3 (see
+//           make_attention_fp8_case); peak_mem_bytes of the timed region.
 //   names:  attention/<impl>/<dtype>/<causal|noncausal>/<fwd|fwd_bwd>/B:b/H:h/L:l/d:d
+//           attention/flash_sm90_fp8/e4m3/<causal|noncausal>/fwd/B:b/H:h/L:l/d:128
 #include <ATen/ATen.h>
 
 #include <algorithm>
@@ -32,6 +42,8 @@
 #include "fixtures/case_runner.h"
 #include "fixtures/verify.h"
 #include "model/config.h"
+#include "ops/attention/flash.h"
+#include "ops/attention/flash_fp8.h"
 #include "ops/attention_ref.h"
 #include "ops/tf32_guard.h"
 
@@ -125,6 +137,80 @@ Case make_attention_case(const AttnPoint& p, c10::Device device) {
   return c;
 }
 
+// ---- FP8 forward (flash_sm90_fp8/e4m3) -------------------------------------------------------
+
+// Relative Frobenius error allowed against the naive attention in fp32 (TF32 off) of the
+// dequantized inputs — the values the kernel multiplies, so only its own roundings count. P =
+// exp(S − m) is rounded to e4m3 before P·V (3 mantissa bits: ≤ 2^-4 relative per entry, RMS
+// ≤ 2^-4/√3 ≈ 3.6e-2), and o, a P-weighted sum of random values, keeps about that RMS relative
+// error; then o is rounded to bf16 (2^-9). A float64 emulation of these roundings on randn inputs
+// gives 1.2–2.7e-2 for L = 17 … 4,097; allowed 4e-2 (tests/ops/attention/flash_fp8_test.cpp
+// derives the same bound). A wrong key order in V gives 0.8–1.0, a wrong block scale errors of
+// the order of the scales' differences.
+constexpr double kFp8Tolerance = 4e-2;
+
+// The quantized operands of the first batch element's first `heads` heads, each contiguous (all
+// six are (B, H, ...)).
+FlashFp8Inputs first_heads(const FlashFp8Inputs& in, int64_t heads) {
+  auto part = [heads](const at::Tensor& t) {
+    return t.narrow(0, 0, 1).narrow(1, 0, heads).contiguous();
+  };
+  return {part(in.q), part(in.k), part(in.vt), part(in.q_scale), part(in.k_scale),
+          part(in.v_scale)};
+}
+
+// Max |a − b| over all elements (NaN if either holds one), one batch element at a time in fp32
+// on their device.
+double max_abs_difference(const at::Tensor& a, const at::Tensor& b) {
+  at::Tensor m = at::zeros({}, a.options().dtype(at::kFloat));
+  for (int64_t i = 0; i < a.size(0); ++i)
+    m = at::maximum(m, (a[i].to(at::kFloat) - b[i].to(at::kFloat)).abs().max());
+  return m.item<double>();
+}
+
+// attention/flash_sm90_fp8/e4m3/...: the FP8 forward over random bf16 inputs quantized once.
+Case make_attention_fp8_case(int64_t b, int64_t h, int64_t l, bool causal, c10::Device device) {
+  if (!device.is_cuda()) throw SkipCase("skipped: flash_sm90_fp8 runs on CUDA only");
+  constexpr int64_t d = 128;
+  const auto opts = at::TensorOptions().device(device).dtype(at::kBFloat16);
+  const at::Tensor q = at::randn({b, h, l, d}, opts), k = at::randn({b, h, l, d}, opts),
+                   v = at::randn({b, h, l, d}, opts);
+  if (auto why = flash_fp8_unsupported(q, k, v); !why.empty())
+    throw SkipCase("unsupported: " + why);
+  struct State {
+    FlashFp8Inputs in;
+    at::Tensor o;  // (B, H, L, 128) bf16
+  };
+  auto st = std::make_shared<State>();
+  // Outside the timed region: the inputs arrive quantized, as from an FP8 producer.
+  st->in = flash_attention_quantize_fp8(q, k, v);
+  auto run = [st, causal] { st->o = flash_attention_forward_fp8(st->in, causal).o; };
+
+  Case c;
+  c.run = run;
+  c.verify = [st, run, causal, h] {
+    run();
+    const int64_t heads = std::min<int64_t>(h, 2);
+    const FlashFp8Dequantized x = flash_attention_dequantize_fp8(first_heads(st->in, heads));
+    Tf32Guard no_tf32(false);
+    const auto ref = attention_forward(x.q, x.k, x.v, causal, AttnBackend::kNaive);
+    const std::string wrong =
+        check_close(st->o.narrow(0, 0, 1).narrow(1, 0, heads), ref, kFp8Tolerance);
+    return wrong.empty() ? wrong : "output: " + wrong;
+  };
+  // What FP8 costs in accuracy, once, before timing: against our bf16 Hopper kernel on the same
+  // unquantized inputs (flash_fp8_unsupported passing means it runs here too).
+  run();
+  const at::Tensor bf16 = flash_attention_forward(q, k, v, causal, FlashKernel::kSm90).o;
+  c.counters["err_vs_bf16_rel"] = relative_error(st->o, bf16);
+  c.counters["err_vs_bf16_max_abs"] = max_abs_difference(st->o, bf16);
+  c.cost.flops = attention_flops(b, h, l, d, causal, false);
+  // No %peak: e4m3 tensor cores run at twice the bf16 rate on Hopper, so a share of the measured
+  // bf16 GEMM rate would read up to 200%, and no FP8 GEMM peak is measured (fixtures/cost.h).
+  c.cost.peak = PeakKind::kNone;
+  return c;
+}
+
 }  // namespace
 
 GPTBENCH_FAMILY(attention, const SuiteInputs& in) {
@@ -153,7 +239,7 @@ GPTBENCH_FAMILY(attention, const SuiteInputs& in) {
       for (bool causal : masks)
         for (bool backward : {false, true})
           for (int64_t l : ls)
-            for (int64_t d : ds)
+            for (int64_t d : ds) {
               for (const auto& impl : attn_backend_names()) {
                 AttnPoint p{impl, dtype, causal, backward, in.batch, h, l, d};
                 CaseSpec spec;
@@ -167,6 +253,18 @@ GPTBENCH_FAMILY(attention, const SuiteInputs& in) {
                 };
                 register_case(std::move(spec));
               }
+              // The FP8 forward beside each bf16 forward point at d = 128.
+              if (dtype.name != "bf16" || backward || d != 128) continue;
+              CaseSpec spec;
+              spec.needs_cuda_kernels = true;
+              spec.name = BenchName("attention", {"flash_sm90_fp8", "e4m3",
+                                                  causal ? "causal" : "noncausal", "fwd"})
+                              .axis("B", in.batch).axis("H", h).axis("L", l).axis("d", d);
+              spec.make = [b = in.batch, h, l, causal, device = in.device] {
+                return make_attention_fp8_case(b, h, l, causal, device);
+              };
+              register_case(std::move(spec));
+            }
 }
 
 }  // namespace gptbench

@@ -98,6 +98,10 @@ inline constexpr CounterKind kCounterKinds[] = {
     {"pred_error_pct", kInfo, "%"},
     {"probes", kInfo, "steps"},
     {"memory_limit_bytes", kInfo, "B"},
+    // Accuracy of a lower-precision implementation against ours in bf16 (the FP8 attention
+    // forward, bench/attention.cpp): the verification's tolerance judges it, not a comparison.
+    {"err_vs_bf16_rel", kInfo, "ratio"},
+    {"err_vs_bf16_max_abs", kInfo, "value"},
     // The GPU's state while the case was timed (fixtures/gpu_power.h).
     {"sm_clock_mhz", kInfo, "MHz"},
     {"power_capped_pct", kInfo, "%"},

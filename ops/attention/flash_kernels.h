@@ -31,6 +31,12 @@ struct FlashFwdParams {
   void* o;        // (B, H, L, d) contiguous, same dtype
   float* lse;     // (B, H, L) contiguous: log Σ_j exp(scale · q·k_j) over the unmasked j
   int* tile_counter;  // the Hopper kernel's work counter: one int, zero at launch (else null)
+  // The FP8 forward only (launch_flash_forward_sm90_fp8; else null): q and k e4m3 (B, H, L, d),
+  // v e4m3 vᵀ (B, H, d, Lv) with v_st its strides (row = Lv), o bf16, and the per-block scales
+  // of FlashFp8Inputs (ops/attention/flash_fp8.h).
+  const float* q_scale;
+  const float* k_scale;
+  const float* v_scale;
   FlashStrides q_st, k_st, v_st;
   int B, H, L, d;
   bool causal;
@@ -88,6 +94,24 @@ void launch_flash_backward_finish(const FlashBwdParams& p, cudaStream_t stream);
 // (compute capability 9.0, d = 64 or 128, strides positive multiples of 8 elements).
 std::string flash_forward_sm90_unsupported(const FlashFwdParams& p, int cc_major, int cc_minor);
 void launch_flash_forward_sm90(const FlashFwdParams& p, cudaStream_t stream);
+// The FP8 forward (d = 128): the same kernel on e4m3 MMAs, with the FP8 fields of p.
+void launch_flash_forward_sm90_fp8(const FlashFwdParams& p, cudaStream_t stream);
+
+// Its quantization pass (ops/attention/sm90/flash_fp8_quant_sm90.cu): one of q, k, v (B, H, L,
+// 128, bf16 or fp16, strides st: row, head and batch multiples of 8, 16-byte aligned) to e4m3
+// with one scale per block of 128 rows, as FlashFp8Inputs (ops/attention/flash_fp8.h) holds them.
+struct FlashFp8QuantParams {
+  enum Mode : int { kQ, kK, kV };
+  const void* src;
+  FlashStrides st;
+  ElemType dtype;
+  void* dst;     // q, k: (B, H, L, 128) contiguous; v: vᵀ (B, H, 128, lv) contiguous
+  float* scale;  // (B, H, ceil(L / 128))
+  int B, H, L;
+  int lv;  // v only: L rounded up to 32
+  Mode mode;
+};
+void launch_flash_fp8_quantize(const FlashFp8QuantParams& p, cudaStream_t stream);
 
 // The Hopper backward (ops/attention/sm90/flash_bwd_sm90.cu): launch_flash_backward's contract
 // plus the rows_pad workspace, for the problems flash_backward_sm90_unsupported accepts.

@@ -14,6 +14,11 @@
 // so the D fragment's columns 16c..16c+15, packed to 16 bits, are the A fragment of k-chunk c:
 //   a = {pack(d[8c], d[8c+1]), pack(d[8c+2], d[8c+3]), pack(d[8c+4], d[8c+5]),
 //        pack(d[8c+6], d[8c+7])}.
+// FP8 (e4m3 inputs, k = 32, both operands K-major: 8-bit types have no transposed form):
+//   mma_ss_e4m3(d, a_desc, b_desc, accumulate): D(64×128) (+)= A(64×32) · B(32×128);
+//   mma_rs_e4m3(d, a, b_desc): D(64×128) += A(64×32) · B(32×128), A in registers:
+//   a[0] = A[16w + g][4t .. 4t + 3], a[1] = A[16w + g + 8][4t ..], a[2] = A[16w + g][16 + 4t ..],
+//   a[3] = A[16w + g + 8][16 + 4t ..]   (four 8-bit elements per register, lower column low).
 // Every call is asynchronous: wgmma_fence before, wgmma_commit and wgmma_wait after.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -105,6 +110,23 @@ __device__ __forceinline__ void mma_rs_nmajor(float (&d)[N / 2], const uint32_t 
   } else {
     GPTBENCH_RS64("m64n128k16", "f16");
   }
+}
+
+// The FP8 forms (PTX ISA: no transpose immediates for .e4m3).
+__device__ __forceinline__ void mma_ss_e4m3(float (&d)[64], uint64_t a_desc, uint64_t b_desc,
+                                            bool accumulate) {
+  asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %66, 0;\n"
+               " wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {" GPTBENCH_R64
+               "}, %64, %65, p, 1, 1;\n}\n"
+               : GPTBENCH_D64
+               : "l"(a_desc), "l"(b_desc), "r"(static_cast<int>(accumulate)));
+}
+__device__ __forceinline__ void mma_rs_e4m3(float (&d)[64], const uint32_t (&a)[4],
+                                            uint64_t b_desc) {
+  asm volatile(" wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {" GPTBENCH_R64
+               "}, {%64, %65, %66, %67}, %68, 1, 1, 1;\n"
+               : GPTBENCH_D64
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc));
 }
 
 #undef GPTBENCH_WGMMA_SS

@@ -30,6 +30,8 @@
 //
 // Shared memory: Q (kBlockM × d) + kStages × (K + V) (128 × d each) = 88 KB (d = 64), 160 KB
 // (128), plus the mbarriers: one block per SM.
+#include <cuda_fp8.h>
+
 #include <algorithm>
 #include <cfloat>
 #include <stdexcept>
@@ -59,6 +61,27 @@ constexpr uint32_t kKvPanel = kBlockN * 128;  // a K or V panel: 128 rows × 128
 // 453–457 / 451–458; at L = 1,024, d = 128 four waves merge every group: 356–358 against 370–378.
 constexpr int kTailWaves = 3;
 
+// The element type: 16-bit (bf16, fp16: 64 per 128-byte swizzle row, k = 16 per wgmma, V read
+// N-major, the output in the same type) or e4m3 (the FP8 forward: 128 per row, k = 32, V given
+// transposed and read K-major, per-block scales, the output in bf16).
+template <typename T>
+struct Elem {
+  static constexpr bool kFp8 = false;
+  static constexpr int kBytes = 2;
+  using Out = T;
+};
+template <>
+struct Elem<__nv_fp8_e4m3> {
+  static constexpr bool kFp8 = true;
+  static constexpr int kBytes = 1;
+  using Out = __nv_bfloat16;
+};
+// 128-byte panels of a row of kD elements, and the elements in one.
+template <typename T, int kD>
+constexpr int kPanels = kD * Elem<T>::kBytes / 128;
+template <typename T>
+constexpr int kColsPerPanel = 128 / Elem<T>::kBytes;
+
 // The block per head dim: three consumer warpgroups (192 query rows) at d = 64, where the
 // softmax's instructions and exponentials match the MMAs' time and a third warpgroup per
 // scheduler hides more of them (FlashAttention-3's choice); two (128 rows) at d = 128, whose
@@ -72,10 +95,10 @@ struct Shape {
 };
 
 // Byte offsets in the (1024-aligned) dynamic shared memory.
-template <int kD>
+template <typename T, int kD>
 struct Smem {
-  static constexpr uint32_t kQTile = (kD / kPanelCols) * Shape<kD>::kQPanel;  // kBlockM × d
-  static constexpr uint32_t kTile = (kD / kPanelCols) * kKvPanel;  // a 128 × d K or V tile
+  static constexpr uint32_t kQTile = kPanels<T, kD> * Shape<kD>::kQPanel;  // kBlockM × d
+  static constexpr uint32_t kTile = kPanels<T, kD> * kKvPanel;  // a 128 × d K or V tile
   static constexpr uint32_t kQ = 0;
   static constexpr uint32_t kK = kQ + kQTile;             // kStages tiles
   static constexpr uint32_t kV = kK + kStages * kTile;    // kStages tiles
@@ -134,17 +157,22 @@ __device__ __forceinline__ WorkTile work_tile(int t, const FlashFwdParams& p,
 // then K and V tiles from the last (diagonal) key tile to the first, V one tile behind K (the
 // consumers use V_j while they compute S_{j+1}), each into its own ring; it0 is the ring
 // position of the tile's first key tile, local the number of work tiles this block did before.
-template <int kD>
+template <typename T, int kD>
 __device__ void produce(uint32_t base, const CUtensorMap* tq, const CUtensorMap* tk,
                         const CUtensorMap* tv, const WorkTile& w, int it0, int local) {
-  using S = Smem<kD>;
-  constexpr int kPanels = kD / kPanelCols;
+  using S = Smem<T, kD>;
+  constexpr int kNp = kPanels<T, kD>;
   auto load = [&](const CUtensorMap* map, uint32_t dst, uint32_t full, int row0,
                   uint32_t panel) {
-    sm90::mbar_arrive_expect_tx(full, kPanels * panel);
+    sm90::mbar_arrive_expect_tx(full, kNp * panel);
 #pragma unroll
-    for (int p = 0; p < kPanels; ++p)
-      sm90::tma_load_4d(dst + p * panel, map, full, p * kPanelCols, row0, w.h, w.b);
+    for (int p = 0; p < kNp; ++p)
+      sm90::tma_load_4d(dst + p * panel, map, full, p * kColsPerPanel<T>, row0, w.h, w.b);
+  };
+  // FP8: V is given transposed (B, H, d, keys), one panel of 128 keys × d rows.
+  auto load_vt = [&](uint32_t dst, uint32_t full, int key0) {
+    sm90::mbar_arrive_expect_tx(full, S::kTile);
+    sm90::tma_load_4d(dst, tv, full, key0, 0, w.h, w.b);
   };
   auto load_kv = [&](bool is_k, int j) {
     const int it = it0 + j, s = stage_of(it);
@@ -153,6 +181,8 @@ __device__ void produce(uint32_t base, const CUtensorMap* tq, const CUtensorMap*
     const int row0 = (w.n_tiles - 1 - j) * kBlockN;
     if (is_k)
       load(tk, base + S::kK + s * S::kTile, S::k_full(base, s), row0, kKvPanel);
+    else if constexpr (Elem<T>::kFp8)
+      load_vt(base + S::kV + s * S::kTile, S::v_full(base, s), row0);
     else
       load(tv, base + S::kV + s * S::kTile, S::v_full(base, s), row0, kKvPanel);
   };
@@ -176,7 +206,9 @@ template <typename T, int kD>
 __device__ void consume(uint32_t base, const FlashFwdParams& p, const WorkTile& w, int wg,
                         int it0, int local) {
   const int b = w.b, h = w.h, m0 = w.m0, n_tiles = w.n_tiles;
-  using S = Smem<kD>;
+  using S = Smem<T, kD>;
+  constexpr bool kFp8 = Elem<T>::kFp8;
+  constexpr int kKStep = 32 / Elem<T>::kBytes;  // k of one wgmma: 32 bytes of a row
   const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
   const int g = lane >> 2, t4 = lane & 3;
   const int wg_m0 = m0 + wg * kWgRows;
@@ -189,7 +221,22 @@ __device__ void consume(uint32_t base, const FlashFwdParams& p, const WorkTile& 
 #pragma unroll
   for (int i = 0; i < kD / 2; ++i) o[i] = 0.f;
   float sc[kBlockN / 2];  // S of the newest tile, then its P (fp32)
-  uint32_t pa[kBlockN / 16][4];  // P of the previous tile, 16-bit, as wgmma's A operand
+  uint32_t pa[kBlockN / kKStep][4];  // P of the previous tile as wgmma's A operand
+  // FP8: the logits' scale per key tile (q's block scale times k's) and v's block scales, by
+  // visiting order; P is computed as 2^8 · p (exact in e4m3 down to p = 2^-14, which l carries
+  // too and O / l cancels) so that small probabilities keep their mantissa.
+  const int64_t bh = int64_t{b} * p.H + h;
+  const int n_blocks = (L + kBlockN - 1) / kBlockN;
+  float q_scale = 1.f;
+  if constexpr (kFp8) {
+    const int m_blocks = (L + Shape<kD>::kBlockM - 1) / Shape<kD>::kBlockM;
+    q_scale = p.q_scale[bh * m_blocks + m_blocks - (L - m0) / Shape<kD>::kBlockM];
+  }
+  auto tile_scale = [&](int j) {  // base-2 logits per unit of Q·K for key tile j (visiting order)
+    return kFp8 ? scale_log2 * q_scale * p.k_scale[bh * n_blocks + n_tiles - 1 - j] : scale_log2;
+  };
+  auto v_scale = [&](int j) { return kFp8 ? p.v_scale[bh * n_blocks + n_tiles - 1 - j] : 1.f; };
+  constexpr float kPBias = kFp8 ? 8.f : 0.f;
   float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.f, 0.f};
 
   // The ring: this warpgroup may issue MMAs once the one before it has issued its own.
@@ -200,32 +247,42 @@ __device__ void consume(uint32_t base, const FlashFwdParams& p, const WorkTile& 
   // rows of Q and the first stage of K, K-major; the first stage of V, N-major.
   const uint64_t q_kmajor = sm90::sw128_desc(base + S::kQ + wg * kWgRows * 128, 16, 1024);
   const uint64_t k_kmajor0 = sm90::sw128_desc(base + S::kK, 16, 1024);
-  const uint64_t v_nmajor0 = sm90::sw128_desc(base + S::kV, kKvPanel, 1024);
+  const uint64_t v0 = kFp8 ? sm90::sw128_desc(base + S::kV, 16, 1024)  // Vᵀ, K-major
+                           : sm90::sw128_desc(base + S::kV, kKvPanel, 1024);
   // S = Q Kᵀ: K-major A (this warpgroup's 64 rows of Q) and B (the 128 keys), 16 columns of d
   // per wgmma: 32 bytes along the swizzled row within a panel.
   auto issue_s = [&](int j) {
     const uint64_t k_kmajor = sm90::desc_advance(k_kmajor0, stage_of(it0 + j) * S::kTile);
 #pragma unroll
-    for (int kk = 0; kk < kD / 16; ++kk) {
+    for (int kk = 0; kk < kD / kKStep; ++kk) {
       const uint32_t at = (kk % 4) * 32;
-      sm90::mma_ss<T, kBlockN>(sc, sm90::desc_advance(q_kmajor, (kk / 4) * Shape<kD>::kQPanel + at),
-                               sm90::desc_advance(k_kmajor, (kk / 4) * kKvPanel + at), kk > 0);
+      const uint64_t qa = sm90::desc_advance(q_kmajor, (kk / 4) * Shape<kD>::kQPanel + at);
+      const uint64_t kb = sm90::desc_advance(k_kmajor, (kk / 4) * kKvPanel + at);
+      if constexpr (kFp8)
+        sm90::mma_ss_e4m3(sc, qa, kb, kk > 0);
+      else
+        sm90::mma_ss<T, kBlockN>(sc, qa, kb, kk > 0);
     }
     sm90::wgmma_commit();
   };
-  // O += P V: P from registers, V N-major (its rows are keys = K of this GEMM): 16 keys per
-  // wgmma = two 8-row groups (SBO 1024 bytes); column panels of 64 (LBO one panel).
+  // O += P V: P from registers; 16-bit V N-major (its rows are keys = K of this GEMM): 16 keys
+  // per wgmma = two 8-row groups (SBO 1024 bytes), column panels of 64 (LBO one panel); FP8 Vᵀ
+  // K-major (rows: d; 128 keys along each): 32 keys = 32 bytes per wgmma.
   auto issue_pv = [&](int j) {
-    const uint64_t v_nmajor = sm90::desc_advance(v_nmajor0, stage_of(it0 + j) * S::kTile);
+    const uint64_t v = sm90::desc_advance(v0, stage_of(it0 + j) * S::kTile);
 #pragma unroll
-    for (int kk = 0; kk < kBlockN / 16; ++kk)
-      sm90::mma_rs_nmajor<T, kD>(o, pa[kk], sm90::desc_advance(v_nmajor, kk * 16 * 128));
+    for (int kk = 0; kk < kBlockN / kKStep; ++kk) {
+      if constexpr (kFp8)
+        sm90::mma_rs_e4m3(o, pa[kk], sm90::desc_advance(v, kk * 32));
+      else
+        sm90::mma_rs_nmajor<T, kD>(o, pa[kk], sm90::desc_advance(v, kk * 16 * 128));
+    }
     sm90::wgmma_commit();
   };
   // The online softmax of tile `it` in base 2 over this thread's two rows (the quad of lanes
   // with the same g shares a row): masks, updates m and l, turns sc into P in place and returns
   // the factors alpha by which O must be rescaled.
-  auto softmax = [&](int j, float (&alpha)[2]) {
+  auto softmax = [&](int j, float (&alpha)[2], float sl) {
     const int n0 = (n_tiles - 1 - j) * kBlockN;
     if (flash_tile_needs_mask(wg_m0, n0, kWgRows, kBlockN, L, causal)) {
       // Row r keeps the key columns n0 + c with c = 8j + 2·t4 + (e & 1) below hi_r
@@ -255,8 +312,8 @@ __device__ void consume(uint32_t base, const FlashFwdParams& p, const WorkTile& 
         part[r][j % 4] = fmaxf(part[r][j % 4], fmaxf(sc[4 * j + 2 * r], sc[4 * j + 2 * r + 1]));
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      mx[r] = fmaxf(m_run[r], fmaxf(fmaxf(part[r][0], part[r][1]), fmaxf(part[r][2], part[r][3])) *
-                                  scale_log2);
+      mx[r] = fmaxf(m_run[r],
+                    fmaxf(fmaxf(part[r][0], part[r][1]), fmaxf(part[r][2], part[r][3])) * sl);
       mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
       mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
       m_use[r] = mx[r] == -INFINITY ? 0.f : mx[r];  // a row with no key yet: keep p = 0
@@ -269,17 +326,25 @@ __device__ void consume(uint32_t base, const FlashFwdParams& p, const WorkTile& 
     for (int j = 0; j < kBlockN / 8; ++j)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        sc[4 * j + e] = flash::fast_exp2(sc[4 * j + e] * scale_log2 - m_use[e / 2]);
+        sc[4 * j + e] = flash::fast_exp2(sc[4 * j + e] * sl - (m_use[e / 2] - kPBias));
         part[e / 2][j % 4] += sc[4 * j + e];
       }
 #pragma unroll
     for (int r = 0; r < 2; ++r)
       l_run[r] = l_run[r] * alpha[r] + ((part[r][0] + part[r][1]) + (part[r][2] + part[r][3]));
   };
-  auto pack_p = [&] { pack_a_fragments<T, kBlockN>(sc, pa); };
-  auto rescale_o = [&](const float (&alpha)[2]) {
+  auto pack_p = [&] {
+    if constexpr (kFp8)
+      pack_a_fragments_e4m3<kBlockN>(sc, pa);
+    else
+      pack_a_fragments<T, kBlockN>(sc, pa);
+  };
+  // O holds Σ P V in units of the newest tile's v scale (FP8): the step to tile j rescales by
+  // v_scale(j − 1) / v_scale(j) with the softmax's alpha.
+  auto rescale_o = [&](const float (&alpha)[2], float v_ratio) {
+    const float a0 = alpha[0] * v_ratio, a1 = alpha[1] * v_ratio;
 #pragma unroll
-    for (int i = 0; i < kD / 2; ++i) o[i] *= alpha[(i / 2) % 2];
+    for (int i = 0; i < kD / 2; ++i) o[i] *= (i / 2) % 2 ? a1 : a0;
   };
 
   // Key tile j of this work tile is ring position it0 + j; Q is this block's local-th.
@@ -299,6 +364,7 @@ __device__ void consume(uint32_t base, const FlashFwdParams& p, const WorkTile& 
     sm90::mbar_wait(v_full(j), parity_of(it0 + j));
     sm90::warp_arrive(S::v_empty(base, stage_of(it0 + j)));
   }
+  float vs_prev = 1.f;  // FP8: the v scale of the newest tile in O
   if (j0 == n_tiles) {  // no key for any row: Q released, and the turn of the last P V
     sm90::warp_arrive(S::q_empty(base));
     my_turn();
@@ -315,9 +381,11 @@ __device__ void consume(uint32_t base, const FlashFwdParams& p, const WorkTile& 
     sm90::pin_registers(sc);
     sm90::warp_arrive(S::k_empty(base, stage_of(it0 + j0)));
     if (j0 == n_tiles - 1) sm90::warp_arrive(S::q_empty(base));
-    softmax(j0, alpha);
+    vs_prev = v_scale(j0);
+    softmax(j0, alpha, tile_scale(j0));
     pack_p();
     for (int j = j0 + 1; j < n_tiles; ++j) {
+      const float sl = tile_scale(j), vs = v_scale(j);  // loads under the MMAs' wait
       sm90::mbar_wait(k_full(j), parity_of(it0 + j));
       sm90::mbar_wait(v_full(j - 1), parity_of(it0 + j - 1));
       my_turn();
@@ -330,11 +398,12 @@ __device__ void consume(uint32_t base, const FlashFwdParams& p, const WorkTile& 
       sm90::pin_registers(sc);
       sm90::warp_arrive(S::k_empty(base, stage_of(it0 + j)));
       if (j == n_tiles - 1) sm90::warp_arrive(S::q_empty(base));  // the producer may load the next Q
-      softmax(j, alpha);
+      softmax(j, alpha, sl);
       sm90::wgmma_wait<0>();
       sm90::pin_registers(o);
       sm90::warp_arrive(S::v_empty(base, stage_of(it0 + j - 1)));
-      rescale_o(alpha);
+      rescale_o(alpha, kFp8 ? vs_prev / vs : 1.f);
+      vs_prev = vs;
       pack_p();
     }
     sm90::mbar_wait(v_full(n_tiles - 1), parity_of(it0 + n_tiles - 1));
@@ -348,20 +417,23 @@ __device__ void consume(uint32_t base, const FlashFwdParams& p, const WorkTile& 
     sm90::warp_arrive(S::v_empty(base, stage_of(it0 + n_tiles - 1)));
   }
 
-  // O / l, lse = (m + log2 l) · ln 2 (m is in base-2 units of scaled scores).
-  T* out = static_cast<T*>(p.o);
+  // O / l, lse = (m + log2 l) · ln 2 (m is in base-2 units of scaled scores; FP8: P and l carry
+  // 2^8, and O the newest tile's v scale).
+  using Out = typename Elem<T>::Out;
+  Out* out = static_cast<Out*>(p.o);
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     l_run[r] += __shfl_xor_sync(0xffffffffu, l_run[r], 1);
     l_run[r] += __shfl_xor_sync(0xffffffffu, l_run[r], 2);
     const int row = r == 0 ? row0 : row1;
     if (row < 0 || row >= L) continue;
-    const float inv = l_run[r] > 0.f ? 1.f / l_run[r] : 0.f;
-    const int64_t off = (int64_t{b} * p.H + h) * L + row;
-    store_row<T, kD>(out + off * kD, o, r, inv);
+    const float inv = l_run[r] > 0.f ? vs_prev / l_run[r] : 0.f;
+    const int64_t off = bh * L + row;
+    store_row<Out, kD>(out + off * kD, o, r, inv);
     if (t4 == 0)
-      p.lse[off] = l_run[r] > 0.f ? (m_run[r] + __log2f(l_run[r])) * 0.69314718055994531f
-                                  : -INFINITY;
+      p.lse[off] = l_run[r] > 0.f
+                       ? (m_run[r] + __log2f(l_run[r]) - kPBias) * 0.69314718055994531f
+                       : -INFINITY;
   }
 }
 
@@ -372,7 +444,7 @@ __global__ void __launch_bounds__(Shape<kD>::Block::kThreads, 1)
                           const __grid_constant__ CUtensorMap tv, const FlashFwdParams p,
                           const FlashHeadGroups groups) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using S = Smem<kD>;
+  using S = Smem<T, kD>;
   using Block = typename Shape<kD>::Block;
   constexpr int kBlockM = Shape<kD>::kBlockM, kConsumerWarps = Block::kConsumerWarps;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
@@ -415,7 +487,7 @@ __global__ void __launch_bounds__(Shape<kD>::Block::kThreads, 1)
         if (tile >= num_tiles) break;
         const int next = atomicAdd(p.tile_counter, 1) + gridDim.x;
         const WorkTile w = work_tile<kBlockM>(tile, p, groups);
-        produce<kD>(base, &tq, &tk, &tv, w, it0, local);
+        produce<T, kD>(base, &tq, &tk, &tv, w, it0, local);
         it0 += w.n_tiles;
         tile = next;
       }
@@ -441,18 +513,36 @@ __global__ void __launch_bounds__(Shape<kD>::Block::kThreads, 1)
 #endif
 }
 
+// The maps of q, k, v: 16-bit (B, H, L, d) operands, or FP8 q, k and vᵀ (B, H, d, Lv).
+template <typename T, int kD>
+struct Maps {
+  CUtensorMap q, k, v;
+};
+template <typename T, int kD>
+Maps<T, kD> maps_of(const FlashFwdParams& p) {
+  constexpr int kBlockM = Shape<kD>::kBlockM;
+  if constexpr (Elem<T>::kFp8) {
+    return {tensor_map_e4m3(p.q, p.q_st, p.B, p.H, p.L, kD, kBlockM),
+            tensor_map_e4m3(p.k, p.k_st, p.B, p.H, p.L, kD, kBlockN),
+            tensor_map_e4m3(p.v, p.v_st, p.B, p.H, kD, static_cast<int>(p.v_st.row), kD)};
+  } else {
+    auto map = [&](const void* x, const FlashStrides& st, int box_rows) {
+      return tensor_map(x, st, p.B, p.H, p.L, p.d, p.dtype, box_rows);
+    };
+    return {map(p.q, p.q_st, kBlockM), map(p.k, p.k_st, kBlockN), map(p.v, p.v_st, kBlockN)};
+  }
+}
+
 template <typename T, int kD>
 void launch(const FlashFwdParams& p, cudaStream_t stream) {
-  constexpr int smem = Smem<kD>::kBytes, kBlockM = Shape<kD>::kBlockM;
+  constexpr int smem = Smem<T, kD>::kBytes, kBlockM = Shape<kD>::kBlockM;
   allow_smem<flash_fwd_sm90_kernel<T, kD>>(smem);
   const int64_t tiles = int64_t{p.B} * p.H * ((p.L + kBlockM - 1) / kBlockM);
   const dim3 grid(static_cast<unsigned>(std::min<int64_t>(tiles, sm_count())));
-  auto map = [&](const void* x, const FlashStrides& st, int box_rows) {
-    return tensor_map(x, st, p.B, p.H, p.L, p.d, p.dtype, box_rows);
-  };
+  const Maps<T, kD> m = maps_of<T, kD>(p);
   flash_fwd_sm90_kernel<T, kD><<<grid, Shape<kD>::Block::kThreads, smem, stream>>>(
-      map(p.q, p.q_st, kBlockM), map(p.k, p.k_st, kBlockN), map(p.v, p.v_st, kBlockN), p,
-      head_groups(4 * int64_t{p.L} * p.d, p.B * p.H,  // K and V: 2 · L · d · 2 bytes
+      m.q, m.k, m.v, p,
+      head_groups(2 * int64_t{p.L} * p.d * Elem<T>::kBytes, p.B * p.H,  // K and V of a head
                   (p.L + kBlockM - 1) / kBlockM, kTailWaves));
   CUDA_CHECK_LAUNCH();
 }
@@ -472,6 +562,18 @@ void launch_flash_forward_sm90(const FlashFwdParams& p, cudaStream_t stream) {
   flash_sm90::with_type_and_dim(p, [&](auto t, auto d) {
     flash_sm90::launch<decltype(t), decltype(d)::value>(p, stream);
   });
+}
+
+void launch_flash_forward_sm90_fp8(const FlashFwdParams& p, cudaStream_t stream) {
+  if (p.B <= 0 || p.H <= 0 || p.L <= 0) return;
+  if (p.d != 128)
+    throw std::invalid_argument("flash attention (sm90, FP8): head dim " + std::to_string(p.d) +
+                                " unsupported (128)");
+  if (p.tile_counter == nullptr || p.q_scale == nullptr || p.k_scale == nullptr ||
+      p.v_scale == nullptr)
+    throw std::invalid_argument(
+        "flash attention (sm90, FP8): the tile counter or a scale workspace is missing");
+  flash_sm90::launch<__nv_fp8_e4m3, 128>(p, stream);
 }
 
 }  // namespace gptbench

@@ -65,6 +65,11 @@ CUtensorMap tensor_map(const void* data, const FlashStrides& st, int B, int H, i
                 2, st, B, H, L, d, 64, box_rows);
 }
 
+CUtensorMap tensor_map_e4m3(const void* data, const FlashStrides& st, int B, int H, int rows,
+                            int cols, int box_rows) {
+  return encode(data, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, st, B, H, rows, cols, 128, box_rows);
+}
+
 CUtensorMap tensor_map_f32(const float* data, const FlashStrides& st, int B, int H, int L, int d,
                            int box_rows) {
   return encode(data, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, st, B, H, L, d, 32, box_rows);

@@ -18,6 +18,10 @@ namespace flash_sm90 {
 // Throws CudaError when the driver rejects the map.
 CUtensorMap tensor_map(const void* data, const FlashStrides& st, int B, int H, int L, int d,
                        ElemType dtype, int box_rows);
+// The same for an e4m3 (B, H, rows, cols) tensor (FP8 q, k: rows L, cols d; vᵀ: rows d, cols Lv),
+// boxes of 128 columns (128 bytes) × box_rows rows.
+CUtensorMap tensor_map_e4m3(const void* data, const FlashStrides& st, int B, int H, int rows,
+                            int cols, int box_rows);
 // The same for an fp32 (B, H, L, d) tensor (the dQ workspace), boxes of 32 columns (128 bytes).
 CUtensorMap tensor_map_f32(const float* data, const FlashStrides& st, int B, int H, int L, int d,
                            int box_rows);

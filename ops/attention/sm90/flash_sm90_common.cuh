@@ -79,6 +79,31 @@ __device__ __forceinline__ void pack_a_fragments(const float (&d)[N / 2], uint32
   }
 }
 
+// The same for the e4m3 A operand of k = 32 (ops/device/wgmma.cuh): a thread holds columns
+// 4t .. 4t + 3 and 16 + 4t .. of each 32, where its accumulators hold columns 2t, 2t + 1 of each
+// 8. Packing its own values, a[c] = {d of chunks 4c and 4c + 1 of row g; of row g + 8; chunks
+// 4c + 2, 4c + 3 of row g; of row g + 8}, makes A column 4t + i of chunk c stand for column
+// 8 (i / 2) + 2t + i % 2 (and 16 more in the second half): V's rows are stored in that order
+// (flash_fp8_v_key), so no value moves between threads.
+__device__ __forceinline__ uint32_t pack_e4m3x4(float x0, float x1, float x2, float x3) {
+  uint16_t lo, hi;  // cvt packs its first source into the upper byte
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(lo) : "f"(x1), "f"(x0));
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(hi) : "f"(x3), "f"(x2));
+  return uint32_t{lo} | (uint32_t{hi} << 16);
+}
+template <int N>
+__device__ __forceinline__ void pack_a_fragments_e4m3(const float (&d)[N / 2],
+                                                      uint32_t (&a)[N / 32][4]) {
+#pragma unroll
+  for (int c = 0; c < N / 32; ++c) {
+    const float* x = d + 16 * c;
+    a[c][0] = pack_e4m3x4(x[0], x[1], x[4], x[5]);
+    a[c][1] = pack_e4m3x4(x[2], x[3], x[6], x[7]);
+    a[c][2] = pack_e4m3x4(x[8], x[9], x[12], x[13]);
+    a[c][3] = pack_e4m3x4(x[10], x[11], x[14], x[15]);
+  }
+}
+
 // Writes this thread's share of one row of a 64 × N accumulator fragment, times `scale`, as
 // 16-bit values into `row` (N contiguous elements): r = 0 for its row 16w + g, 1 for 16w + g + 8.
 template <typename T, int N>
