@@ -501,7 +501,11 @@ __global__ void __launch_bounds__(Shape<kD>::Block::kThreads, 1)
     for (int local = 0;; ++local) {
       const int slot = local % 2;
       sm90::mbar_wait(S::tile_full(base, slot), (local / 2) & 1);
-      const int tile = tile_ids[slot];
+      // Lane 0 reads the id for its warp, whose arrival then orders that read before the
+      // producer's next write of the slot (a read by every lane is ordered the same way through
+      // __syncwarp, but compute-sanitizer's racecheck reports it as a hazard).
+      int tile = threadIdx.x % 32 == 0 ? tile_ids[slot] : 0;
+      tile = __shfl_sync(0xffffffffu, tile, 0);
       sm90::warp_arrive(S::tile_empty(base, slot));
       if (tile < 0) break;
       const WorkTile w = work_tile<kBlockM>(tile, p, groups);
