@@ -30,6 +30,12 @@
 //
 // Shared memory: Q (kBlockM × d) + kStages × (K + V) (128 × d each) = 88 KB (d = 64), 160 KB
 // (128), plus the mbarriers: one block per SM.
+//
+// The FP8 forward (launch_flash_forward_sm90_fp8, ops/attention/flash_fp8.h) is this kernel with
+// T = e4m3 (Elem): k = 32 per wgmma, V given transposed (8-bit operands are K-major only) with
+// its keys in the order P's register operand packs them (pack_a_fragments_e4m3), q's and k's
+// block scales folded into the softmax's scale per key tile, v's into O's rescale, P as
+// 2^8 · exp(s − m), the output in bf16; d = 128.
 #include <cuda_fp8.h>
 
 #include <algorithm>
@@ -518,12 +524,11 @@ __global__ void __launch_bounds__(Shape<kD>::Block::kThreads, 1)
 }
 
 // The maps of q, k, v: 16-bit (B, H, L, d) operands, or FP8 q, k and vᵀ (B, H, d, Lv).
-template <typename T, int kD>
 struct Maps {
   CUtensorMap q, k, v;
 };
 template <typename T, int kD>
-Maps<T, kD> maps_of(const FlashFwdParams& p) {
+Maps maps_of(const FlashFwdParams& p) {
   constexpr int kBlockM = Shape<kD>::kBlockM;
   if constexpr (Elem<T>::kFp8) {
     return {tensor_map_e4m3(p.q, p.q_st, p.B, p.H, p.L, kD, kBlockM),
@@ -543,7 +548,7 @@ void launch(const FlashFwdParams& p, cudaStream_t stream) {
   allow_smem<flash_fwd_sm90_kernel<T, kD>>(smem);
   const int64_t tiles = int64_t{p.B} * p.H * ((p.L + kBlockM - 1) / kBlockM);
   const dim3 grid(static_cast<unsigned>(std::min<int64_t>(tiles, sm_count())));
-  const Maps<T, kD> m = maps_of<T, kD>(p);
+  const Maps m = maps_of<T, kD>(p);
   flash_fwd_sm90_kernel<T, kD><<<grid, Shape<kD>::Block::kThreads, smem, stream>>>(
       m.q, m.k, m.v, p,
       head_groups(2 * int64_t{p.L} * p.d * Elem<T>::kBytes, p.B * p.H,  // K and V of a head
