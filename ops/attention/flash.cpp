@@ -14,8 +14,8 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 
+#include "ops/attention/flash_host.h"
 #include "ops/attention/flash_kernels.h"
-#include "ops/cuda_check.h"
 #endif
 
 namespace gptbench {
@@ -80,9 +80,7 @@ void check_out(const char* fn, const char* name, const at::Tensor& t, at::IntArr
 at::Tensor kernel_layout(const at::Tensor& t) {
   const int64_t L = t.size(2), d = t.size(3);
   auto fits = [&](const at::Tensor& x) {
-    return x.stride(3) == 1 && x.stride(0) % 8 == 0 && x.stride(1) % 8 == 0 &&
-           x.stride(2) % 8 == 0 &&
-           reinterpret_cast<uintptr_t>(x.data_ptr()) % 16 == 0 &&
+    return flash_reads_in_place(x) &&
            flash_row_offsets_fit(L, x.stride(2), d);  // the kernels' 32-bit row offsets
   };
   if (fits(t)) return t;
@@ -177,11 +175,8 @@ void flash_attention_forward_out(const at::Tensor& q, const at::Tensor& k, const
   p.lse = lse.data_ptr<float>();
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream(q.device().index()).stream();
   if (!runs_sm90(fn, kernel, p, q.device())) return launch_flash_forward(p, stream);
-  // The work-tile counter, zeroed by a memset rather than at::zeros' fill kernel: the host's
-  // share of a short call (L = 1,024) is as long as the GPU's.
-  const at::Tensor counter = at::empty({1}, q.options().dtype(at::kInt));
+  const at::Tensor counter = flash_zeroed_counter(q, stream);
   p.tile_counter = counter.data_ptr<int>();
-  CUDA_CHECK(cudaMemsetAsync(p.tile_counter, 0, sizeof(int), stream));
   launch_flash_forward_sm90(p, stream);
 #endif
 }

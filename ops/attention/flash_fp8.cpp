@@ -14,8 +14,8 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 
+#include "ops/attention/flash_host.h"
 #include "ops/attention/flash_kernels.h"
-#include "ops/cuda_check.h"
 #endif
 
 namespace gptbench {
@@ -52,21 +52,16 @@ void check_inputs(const char* fn, const FlashFp8Inputs& in) {
 }
 
 #ifdef GPTBENCH_WITH_CUDA
-// A view the quantization pass reads in place (last dim contiguous, other strides multiples of
-// 8 elements, 16-byte aligned), else a contiguous copy.
-at::Tensor readable(const at::Tensor& t) {
-  const bool ok = t.stride(3) == 1 && t.stride(0) % 8 == 0 && t.stride(1) % 8 == 0 &&
-                  t.stride(2) % 8 == 0 && reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0;
-  return ok ? t : t.contiguous();
+// Why the GPU of `device` cannot run the FP8 forward (e4m3 wgmma: compute capability 9.0), or "".
+std::string hopper_reason(c10::Device device) {
+  const cudaDeviceProp* prop = at::cuda::getDeviceProperties(device.index());
+  if (prop->major == 9 && prop->minor == 0) return "";
+  return "the FP8 forward needs compute capability 9.0 (e4m3 wgmma), this GPU has " +
+         std::to_string(prop->major) + "." + std::to_string(prop->minor);
 }
 #endif
 
 }  // namespace
-
-int flash_fp8_v_key(int p) {
-  const int i = p % 4, t = (p % 16) / 4;
-  return 16 * (p / 16) + 8 * (i / 2) + 2 * t + i % 2;
-}
 
 std::string flash_fp8_unsupported(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
   if (!q.defined() || !k.defined() || !v.defined()) return "q, k and v must be defined";
@@ -83,11 +78,7 @@ std::string flash_fp8_unsupported(const at::Tensor& q, const at::Tensor& k, cons
   if (!q.is_cuda() || k.device() != q.device() || v.device() != q.device())
     return "q, k, v must be CUDA tensors on one device";
 #ifdef GPTBENCH_WITH_CUDA
-  const cudaDeviceProp* prop = at::cuda::getDeviceProperties(q.device().index());
-  if (prop->major != 9 || prop->minor != 0)
-    return "the FP8 forward needs compute capability 9.0 (e4m3 wgmma), this GPU has " +
-           std::to_string(prop->major) + "." + std::to_string(prop->minor);
-  return "";
+  return hopper_reason(q.device());
 #else
   return "this build has no CUDA kernels";
 #endif
@@ -110,7 +101,7 @@ FlashFp8Inputs flash_attention_quantize_fp8(const at::Tensor& q, const at::Tenso
   const ElemType dtype = elem_type_in(q.scalar_type(), {ElemType::kBF16, ElemType::kF16}).value();
   auto run = [&](const at::Tensor& src, const at::Tensor& dst, const at::Tensor& scale,
                  FlashFp8QuantParams::Mode mode) {
-    const at::Tensor s = readable(src);
+    const at::Tensor s = flash_reads_in_place(src) ? src : src.contiguous();
     FlashFp8QuantParams p{};
     p.src = s.data_ptr();
     p.st = {s.stride(0), s.stride(1), s.stride(2)};
@@ -161,10 +152,8 @@ FlashFp8Output flash_attention_forward_fp8(const FlashFp8Inputs& in, bool causal
   FlashFp8Output out{at::empty({B, H, L, kD}, in.q.options().dtype(at::kBFloat16)),
                      at::empty({B, H, L}, in.q.options().dtype(at::kFloat))};
 #ifdef GPTBENCH_WITH_CUDA
-  const cudaDeviceProp* prop = at::cuda::getDeviceProperties(in.q.device().index());
-  TORCH_CHECK(prop->major == 9 && prop->minor == 0, fn,
-              ": needs compute capability 9.0 (e4m3 wgmma), this GPU has ", prop->major, ".",
-              prop->minor);
+  const std::string why = hopper_reason(in.q.device());
+  TORCH_CHECK(why.empty(), fn, ": ", why);
   if (in.q.numel() == 0) return out;
   c10::cuda::CUDAGuard guard(in.q.device());
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream(in.q.device().index()).stream();
@@ -186,9 +175,8 @@ FlashFp8Output flash_attention_forward_fp8(const FlashFp8Inputs& in, bool causal
   p.causal = causal;
   p.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(kD)));
   p.dtype = ElemType::kBF16;  // the output's
-  const at::Tensor counter = at::empty({1}, in.q.options().dtype(at::kInt));
+  const at::Tensor counter = flash_zeroed_counter(in.q, stream);
   p.tile_counter = counter.data_ptr<int>();
-  CUDA_CHECK(cudaMemsetAsync(p.tile_counter, 0, sizeof(int), stream));
   launch_flash_forward_sm90_fp8(p, stream);
 #else
   TORCH_CHECK(false, fn, ": this build has no CUDA kernels (GPTBENCH_WITH_CUDA is off)");

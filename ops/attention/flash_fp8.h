@@ -10,6 +10,8 @@
 
 #include <string>
 
+#include "ops/attention/flash_tiles.h"
+
 namespace gptbench {
 
 // The quantized operands the FP8 forward reads, each contiguous, on one device. Values are
@@ -26,8 +28,8 @@ struct FlashFp8Inputs {
   at::Tensor q, k, vt, q_scale, k_scale, v_scale;
 };
 
-// The key stored at position p (0 .. 31) of a group of 32 in FlashFp8Inputs::vt.
-int flash_fp8_v_key(int p);
+// The key stored at position p (0 .. 31) of a group of 32 in FlashFp8Inputs::vt:
+// flash_fp8_v_key(p), ops/attention/flash_tiles.h.
 
 // Why the FP8 forward cannot run over q, k, v (bf16/fp16 CUDA tensors (B, H, L, 128) of one
 // dtype on one GPU of compute capability 9.0, in a build with the Hopper kernels), or "" when it

@@ -138,4 +138,13 @@ inline FlashHeadGroups flash_sm90_head_groups(int bh_count, int group, long long
   return {g, (groups - merged) * g};
 }
 
+// The FP8 forward's order of v's keys (ops/attention/flash_fp8.h): the key stored at position p
+// (0 .. 31) of a group of 32. The e4m3 MMA's register operand gives a thread columns 4t .. 4t + 3
+// (and 16 more) of each 32 where the S accumulator gives it columns 2t, 2t + 1 of each 8; packed
+// in register order (pack_a_fragments_e4m3), operand column 4t + i holds key 8 (i / 2) + 2t + i % 2.
+GPTBENCH_FLASH_HD inline int flash_fp8_v_key(int p) {
+  const int i = p % 4, t = (p % 16) / 4;
+  return 16 * (p / 16) + 8 * (i / 2) + 2 * t + i % 2;
+}
+
 }  // namespace gptbench

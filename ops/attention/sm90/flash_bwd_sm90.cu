@@ -83,6 +83,10 @@ struct Smem {
   // kv_full, then per stage: q_full, q_empty
   static constexpr uint32_t kBytes = kBars + 8 * (1 + 2 * kStages) + 1024;
   static __device__ uint32_t kv_full(uint32_t base) { return base + kBars; }
+  // Consumer w's dQ staging panels: its d/2 columns, d/64 panels of 32.
+  static __device__ uint32_t dq_panels(uint32_t base, int w) {
+    return base + kDQ + w * (kD / 64) * kDqPanel;
+  }
   static __device__ uint32_t q_full(uint32_t base, int s) { return base + kBars + 8 * (1 + s); }
   static __device__ uint32_t q_empty(uint32_t base, int s) {
     return base + kBars + 8 * (1 + kStages + s);
@@ -147,8 +151,8 @@ __device__ void write_dq(uint32_t base, const CUtensorMap* tdq, int b, int h, in
       if (lead) {
 #pragma unroll
         for (int pnl = 0; pnl < kDq / 32; ++pnl)
-          sm90::tma_reduce_add_4d(tdq, base + S::kDQ + (w * kDq / 32 + pnl) * kDqPanel,
-                                  w * kDq + pnl * 32, m0, h, b);
+          sm90::tma_reduce_add_4d(tdq, S::dq_panels(base, w) + pnl * kDqPanel, w * kDq + pnl * 32,
+                                  m0, h, b);
         sm90::bulk_commit();
       }
     }
@@ -176,7 +180,7 @@ __device__ void consume(uint32_t base, const FlashBwdParams& p, int b, int h, in
   const bool causal = p.causal;
   const float scale_log2 = p.scale * flash::kLog2e;
   const int64_t bh = int64_t{b} * p.H + h;
-  const uint32_t dq_smem = base + S::kDQ + wg * (kDq / 32) * kDqPanel;
+  const uint32_t dq_smem = S::dq_panels(base, wg);
 
   float dk[kD / 2], dv[kD / 2];
 #pragma unroll

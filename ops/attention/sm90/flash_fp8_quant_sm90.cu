@@ -7,13 +7,15 @@
 // the order of flash_fp8_v_key (zero beyond L up to Lv).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
-#include <cuda_fp8.h>
 
 #include <cstdint>
 
 #include "ops/attention/flash_common.cuh"
 #include "ops/attention/flash_kernels.h"
+#include "ops/attention/flash_tiles.h"
+#include "ops/attention/sm90/flash_sm90_common.cuh"
 #include "ops/cuda_check.h"
+#include "ops/device/reduce.cuh"
 
 namespace gptbench {
 namespace {
@@ -22,20 +24,9 @@ constexpr int kRows = 128, kD = 128, kThreads = 256;
 constexpr int kChunks = kD / 8;                   // 16-byte chunks of a row
 constexpr int kRowsPerStep = kThreads / kChunks;  // 16
 
-__device__ __forceinline__ uint8_t to_e4m3(float x) {
-  return static_cast<uint8_t>(__nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3));
-}
-
-// The key stored at position p of a group of 32 (flash_fp8_v_key): A column 4t + i of the e4m3
-// MMA operand holds the accumulator's column 8 (i / 2) + 2t + i % 2 (flash_sm90_common.cuh).
-__device__ __forceinline__ int v_key(int p) {
-  const int i = p % 4, t = (p % 16) / 4;
-  return 16 * (p / 16) + 8 * (i / 2) + 2 * t + i % 2;
-}
-
 template <typename T>
 __global__ void __launch_bounds__(kThreads) flash_fp8_quantize_kernel(const FlashFp8QuantParams p) {
-  __shared__ float warp_max[kThreads / 32];
+  __shared__ float warp_amax[kThreads / 32];
   __shared__ uint8_t tile[kRows][kD + 4];  // v only: e4m3 values by key, padded against conflicts
   const int blocks = (p.L + kRows - 1) / kRows;
   const int blk = blockIdx.x % blocks;
@@ -62,13 +53,12 @@ __global__ void __launch_bounds__(kThreads) flash_fp8_quantize_kernel(const Flas
       amax = fmaxf(amax, fmaxf(fabsf(f.x), fabsf(f.y)));
     }
   }
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, off));
-  if (threadIdx.x % 32 == 0) warp_max[threadIdx.x / 32] = amax;
+  amax = warp_max(amax);
+  if (threadIdx.x % 32 == 0) warp_amax[threadIdx.x / 32] = amax;
   __syncthreads();
-  amax = warp_max[0];
+  amax = warp_amax[0];
 #pragma unroll
-  for (int i = 1; i < kThreads / 32; ++i) amax = fmaxf(amax, warp_max[i]);
+  for (int i = 1; i < kThreads / 32; ++i) amax = fmaxf(amax, warp_amax[i]);
   const float scale = amax > 0.f ? amax / 448.f : 1.f;
   if (threadIdx.x == 0) p.scale[bh * blocks + blk] = scale;
 
@@ -76,12 +66,11 @@ __global__ void __launch_bounds__(kThreads) flash_fp8_quantize_kernel(const Flas
 #pragma unroll
   for (int s = 0; s < kRows / kRowsPerStep; ++s) {
     const int r = s * kRowsPerStep + threadIdx.x / kChunks, row = row0 + r;
-    uint32_t lo = 0, hi = 0;
+    float y[8];
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      lo |= uint32_t{to_e4m3(x[s][i] / scale)} << (8 * i);
-      hi |= uint32_t{to_e4m3(x[s][4 + i] / scale)} << (8 * i);
-    }
+    for (int i = 0; i < 8; ++i) y[i] = x[s][i] / scale;
+    const uint32_t lo = flash_sm90::pack_e4m3x4(y[0], y[1], y[2], y[3]);
+    const uint32_t hi = flash_sm90::pack_e4m3x4(y[4], y[5], y[6], y[7]);
     if (p.mode != FlashFp8QuantParams::kV) {
       if (row >= 0 && row < p.L)
         *reinterpret_cast<uint2*>(dst + (bh * p.L + row) * kD + chunk * 8) = make_uint2(lo, hi);
@@ -103,7 +92,7 @@ __global__ void __launch_bounds__(kThreads) flash_fp8_quantize_kernel(const Flas
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       const int q = pos + i;
-      word |= uint32_t{tile[32 * (q / 32) + v_key(q % 32)][c]} << (8 * i);
+      word |= uint32_t{tile[32 * (q / 32) + flash_fp8_v_key(q % 32)][c]} << (8 * i);
     }
     *reinterpret_cast<uint32_t*>(dst + (bh * kD + c) * lv + row0 + pos) = word;
   }

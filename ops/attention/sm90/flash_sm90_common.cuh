@@ -84,7 +84,8 @@ __device__ __forceinline__ void pack_a_fragments(const float (&d)[N / 2], uint32
 // 8. Packing its own values, a[c] = {d of chunks 4c and 4c + 1 of row g; of row g + 8; chunks
 // 4c + 2, 4c + 3 of row g; of row g + 8}, makes A column 4t + i of chunk c stand for column
 // 8 (i / 2) + 2t + i % 2 (and 16 more in the second half): V's rows are stored in that order
-// (flash_fp8_v_key), so no value moves between threads.
+// (flash_fp8_v_key), so no value moves between threads. pack_e4m3x4: four floats to e4m3 (round
+// to nearest even, saturating at ±448), x0 in the lowest byte (also the quantizer's rounding).
 __device__ __forceinline__ uint32_t pack_e4m3x4(float x0, float x1, float x2, float x3) {
   uint16_t lo, hi;  // cvt packs its first source into the upper byte
   asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(lo) : "f"(x1), "f"(x0));
