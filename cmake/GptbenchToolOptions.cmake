@@ -1,4 +1,4 @@
-# gptbench_tool_options(TARGET): the settings of the tools' libraries (results/, compare/):
+# gptbench_tool_options(TARGET): the settings of the tools' libraries (runjson/, compare/):
 # C++17 for their users, warnings, and an optimised build even when the project is configured
 # without a build type (loading and comparing 10k x 10 repetitions takes well under a second).
 function(gptbench_tool_options target)

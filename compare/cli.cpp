@@ -10,20 +10,20 @@
 #include <CLI/CLI.hpp>
 
 #include "cli_parse.h"
-#include "results/load.h"
-#include "results/merge.h"
+#include "runjson/load.h"
+#include "runjson/merge.h"
 #include "pair.h"
 #include "render.h"
 #include "report.h"
 
 namespace gptbench::compare {
-using results::LoadError;
-using results::Run;
-using results::TimeKind;
-using results::load_run_file;
-using results::load_run_files;
-using results::merge_run_files;
-using results::read_text_file;
+using runjson::LoadError;
+using runjson::Run;
+using runjson::TimeKind;
+using runjson::load_run_file;
+using runjson::load_run_files;
+using runjson::merge_run_files;
+using runjson::read_text_file;
 
 namespace {
 

@@ -11,14 +11,14 @@
 #include <string>
 #include <string_view>
 
-#include "results/load.h"
+#include "runjson/load.h"
 #include "pair.h"
 #include "report.h"
 
 namespace {
 
 using namespace gptbench::compare;
-using namespace gptbench::results;
+using namespace gptbench::runjson;
 
 // The run, or the error message as the second member.
 std::pair<std::optional<Run>, std::string> load(std::string_view text, Parser parser) {

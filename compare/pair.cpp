@@ -3,8 +3,8 @@
 #include <unordered_set>
 
 namespace gptbench::compare {
-using results::Benchmark;
-using results::Run;
+using runjson::Benchmark;
+using runjson::Run;
 
 namespace {
 

@@ -8,14 +8,14 @@
 #include <string>
 #include <vector>
 
-#include "results/run.h"
+#include "runjson/run.h"
 
 namespace gptbench::compare {
 
 struct BenchmarkPair {
   std::string name;  // shown name: the shared name, or the name with "{a,b}" in place of the impl segment
-  const results::Benchmark* base = nullptr;
-  const results::Benchmark* contender = nullptr;  // "new" side
+  const runjson::Benchmark* base = nullptr;
+  const runjson::Benchmark* contender = nullptr;  // "new" side
 };
 
 struct Pairing {
@@ -36,12 +36,12 @@ class NameFilter {
   std::optional<std::regex> regex_;
 };
 
-Pairing pair_by_name(const results::Run& base, const results::Run& contender, const NameFilter& filter);
+Pairing pair_by_name(const runjson::Run& base, const runjson::Run& contender, const NameFilter& filter);
 
 // Pairs each benchmark whose name has a path segment equal to impl_a with the
 // benchmark whose name is the same except that segment reads impl_b. A pair is
 // kept when the filter keeps either name.
-Pairing pair_by_impl(const results::Run& run, const std::string& impl_a, const std::string& impl_b, const NameFilter& filter);
+Pairing pair_by_impl(const runjson::Run& run, const std::string& impl_a, const std::string& impl_b, const NameFilter& filter);
 
 // "a/b/c" -> {"a", "b", "c"}.
 std::vector<std::string> split_path(const std::string& name);

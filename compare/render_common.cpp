@@ -2,10 +2,10 @@
 
 #include <cstdio>
 
-#include "results/format.h"
+#include "runjson/format.h"
 
 namespace gptbench::compare {
-using results::format_percent;
+using runjson::format_percent;
 
 std::vector<const PairResult*> notable_results(const Report& report) {
   std::vector<const PairResult*> out;

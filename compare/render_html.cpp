@@ -6,19 +6,19 @@
 #include <sstream>
 #include <string>
 
-#include "results/format.h"
-#include "results/svg.h"
+#include "runjson/format.h"
+#include "runjson/svg.h"
 #include "render.h"
 
 namespace gptbench::compare {
-using results::SvgWriter;
-using results::TimeKind;
-using results::format_change;
-using results::format_p_value;
-using results::format_percent;
-using results::format_ratio;
-using results::format_time;
-using results::html_escape;
+using runjson::SvgWriter;
+using runjson::TimeKind;
+using runjson::format_change;
+using runjson::format_p_value;
+using runjson::format_percent;
+using runjson::format_ratio;
+using runjson::format_time;
+using runjson::html_escape;
 
 namespace {
 

@@ -2,12 +2,12 @@
 // statistics and samples, the U test, counters, and the summary.
 #include <nlohmann/json.hpp>
 
-#include "results/json_writer.h"
+#include "runjson/json_writer.h"
 #include "render.h"
 
 namespace gptbench::compare {
-using results::JsonWriter;
-using results::TimeKind;
+using runjson::JsonWriter;
+using runjson::TimeKind;
 
 namespace {
 

@@ -2,16 +2,16 @@
 // the notable rows, then every row in a collapsed <details> block.
 #include <sstream>
 
-#include "results/format.h"
+#include "runjson/format.h"
 #include "render.h"
 
 namespace gptbench::compare {
-using results::format_change;
-using results::format_p_value;
-using results::format_percent;
-using results::format_ratio;
-using results::format_time;
-using results::markdown_escape;
+using runjson::format_change;
+using runjson::format_p_value;
+using runjson::format_percent;
+using runjson::format_ratio;
+using runjson::format_time;
+using runjson::markdown_escape;
 
 namespace {
 

@@ -3,17 +3,17 @@
 #include <algorithm>
 #include <sstream>
 
-#include "results/format.h"
+#include "runjson/format.h"
 #include "render.h"
 
 namespace gptbench::compare {
-using results::TimeKind;
-using results::format_change;
-using results::format_p_value;
-using results::format_percent;
-using results::format_ratio;
-using results::format_si;
-using results::format_time;
+using runjson::TimeKind;
+using runjson::format_change;
+using runjson::format_p_value;
+using runjson::format_percent;
+using runjson::format_ratio;
+using runjson::format_si;
+using runjson::format_time;
 
 namespace {
 

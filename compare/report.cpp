@@ -4,13 +4,13 @@
 #include <map>
 #include <string>
 
-#include "results/format.h"
+#include "runjson/format.h"
 
 namespace gptbench::compare {
-using results::Aggregate;
-using results::Benchmark;
-using results::CounterSeries;
-using results::RunStatus;
+using runjson::Aggregate;
+using runjson::Benchmark;
+using runjson::CounterSeries;
+using runjson::RunStatus;
 
 namespace {
 
@@ -156,7 +156,7 @@ std::string clock_note(const PairResult& result) {
     const double base = counter.comparison.base.median, contender = counter.comparison.contender.median;
     if (!(base > 0) || !(contender > 0) || std::fabs(contender / base - 1) < kClockNoteChange) return "";
     return "SM clock " + std::to_string(std::llround(base)) + " → " + std::to_string(std::llround(contender)) +
-           " MHz (" + results::format_change(contender / base - 1) + ")";
+           " MHz (" + runjson::format_change(contender / base - 1) + ")";
   }
   return "";
 }

@@ -10,7 +10,7 @@
 #include "context.h"
 #include "correction.h"
 #include "pair.h"
-#include "results/run.h"
+#include "runjson/run.h"
 #include "thresholds.h"
 #include "verdict.h"
 
@@ -20,7 +20,7 @@ struct Settings {
   double alpha = 0.05;
   Correction correction = Correction::kHolm;  // multiple-testing control over all tested pairs
   Thresholds thresholds;
-  results::TimeKind time = results::TimeKind::kReal;
+  runjson::TimeKind time = runjson::TimeKind::kReal;
   bool gate_counters = false;    // counter regressions fail the gate too
   bool fail_on_removed = false;  // benchmarks missing from NEW fail the gate
 };
@@ -33,8 +33,8 @@ struct CounterResult {
 struct PairResult {
   std::string name;
   std::string family;
-  results::RunStatus base_status = results::RunStatus::kOk;
-  results::RunStatus contender_status = results::RunStatus::kOk;
+  runjson::RunStatus base_status = runjson::RunStatus::kOk;
+  runjson::RunStatus contender_status = runjson::RunStatus::kOk;
   std::string status_message;  // why it was not compared / broken
   MetricComparison time;       // meaningful when verdict is not kBroken / kNotCompared
   std::vector<CounterResult> counters;  // counters present on both sides

@@ -6,16 +6,16 @@
 #include <map>
 #include <utility>
 
-#include "results/median.h"
+#include "runjson/median.h"
 #include "stats.h"
 
 namespace gptbench::compare {
 
-using results::Aggregate;
-using results::Benchmark;
-using results::CounterSeries;
-using results::TimeKind;
-using results::median;
+using runjson::Aggregate;
+using runjson::Benchmark;
+using runjson::CounterSeries;
+using runjson::TimeKind;
+using runjson::median;
 
 namespace {
 

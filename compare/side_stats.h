@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "results/run.h"
+#include "runjson/run.h"
 
 namespace gptbench::compare {
 
@@ -52,10 +52,10 @@ double relative_median_error(double spread, double median, size_t n);
 // A benchmark's time: from its repetitions, else from its aggregate rows
 // (--benchmark_report_aggregates_only: median, else mean; marked aggregates_only). The median
 // is NaN when there is no time at all (only complexity rows such as BigO/RMS).
-SideStats time_stats(const results::Benchmark& bench, results::TimeKind kind);
+SideStats time_stats(const runjson::Benchmark& bench, runjson::TimeKind kind);
 
 // A counter of a benchmark: its values per repetition, else the value in its median or mean
 // aggregate row. The median is NaN when the benchmark has no such counter.
-SideStats counter_stats(const results::Benchmark& bench, const std::string& name);
+SideStats counter_stats(const runjson::Benchmark& bench, const std::string& name);
 
 }  // namespace gptbench::compare

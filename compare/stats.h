@@ -1,4 +1,4 @@
-// Descriptive statistics over repetitions (the median: results/median.h) and the two-sided Mann-Whitney U
+// Descriptive statistics over repetitions (the median: runjson/median.h) and the two-sided Mann-Whitney U
 // test, computed the way scipy.stats.mannwhitneyu(x, y, alternative='two-sided')
 // does with its default method='auto' (see docs/compare.md, "Statistics").
 #pragma once

@@ -12,16 +12,16 @@ std::string lower(std::string text) {
   return text;
 }
 
-void append(results::Benchmark& pooled, const results::Benchmark& from, int64_t process) {
-  for (results::Repetition rep : from.repetitions) {
+void append(runjson::Benchmark& pooled, const runjson::Benchmark& from, int64_t process) {
+  for (runjson::Repetition rep : from.repetitions) {
     rep.index = static_cast<int64_t>(pooled.repetitions.size());
     rep.process = process;
     pooled.repetitions.push_back(rep);
   }
-  for (const results::CounterSeries& counter : from.counters) {
+  for (const runjson::CounterSeries& counter : from.counters) {
     auto it = std::find_if(pooled.counters.begin(), pooled.counters.end(),
-                           [&](const results::CounterSeries& c) { return c.name == counter.name; });
-    if (it == pooled.counters.end()) it = pooled.counters.insert(it, results::CounterSeries{counter.name, {}, {}});
+                           [&](const runjson::CounterSeries& c) { return c.name == counter.name; });
+    if (it == pooled.counters.end()) it = pooled.counters.insert(it, runjson::CounterSeries{counter.name, {}, {}});
     it->values.insert(it->values.end(), counter.values.begin(), counter.values.end());
     it->processes.insert(it->processes.end(), counter.values.size(), process);
   }
@@ -52,26 +52,26 @@ RunSelection select_runs(const std::vector<RunInfo>& runs, const std::string& de
   return selection;
 }
 
-results::Run pooled_baseline(Database& db, const RunSelection& selection) {
-  results::Run pooled;
+runjson::Run pooled_baseline(Database& db, const RunSelection& selection) {
+  runjson::Run pooled;
   std::string ids;
   for (size_t position = 0; position < selection.runs.size(); ++position) {
     const RunInfo& info = selection.runs[position];
     ids += (ids.empty() ? "" : ",") + std::to_string(info.id);
-    const results::Run run = load_stored_run(db, info);
+    const runjson::Run run = load_stored_run(db, info);
     pooled.context = run.context;  // the newest run's
-    for (const results::Benchmark& benchmark : run.benchmarks) {
+    for (const runjson::Benchmark& benchmark : run.benchmarks) {
       auto [it, inserted] = pooled.index.try_emplace(benchmark.name, pooled.benchmarks.size());
       if (inserted) {
-        results::Benchmark& fresh = pooled.benchmarks.emplace_back();
+        runjson::Benchmark& fresh = pooled.benchmarks.emplace_back();
         fresh.name = benchmark.name;
         fresh.label = benchmark.label;
         fresh.status = benchmark.status;
         fresh.message = benchmark.message;
       }
-      results::Benchmark& target = pooled.benchmarks[it->second];
-      if (benchmark.status == results::RunStatus::kOk) {
-        target.status = results::RunStatus::kOk;
+      runjson::Benchmark& target = pooled.benchmarks[it->second];
+      if (benchmark.status == runjson::RunStatus::kOk) {
+        target.status = runjson::RunStatus::kOk;
         target.message.clear();
         append(target, benchmark, static_cast<int64_t>(position));
       }
@@ -83,9 +83,9 @@ results::Run pooled_baseline(Database& db, const RunSelection& selection) {
   return pooled;
 }
 
-nlohmann::json to_benchmark_json(const results::Run& run) {
+nlohmann::json to_benchmark_json(const runjson::Run& run) {
   nlohmann::json rows = nlohmann::json::array();
-  for (const results::Benchmark& benchmark : run.benchmarks) {
+  for (const runjson::Benchmark& benchmark : run.benchmarks) {
     auto row_for = [&](int64_t index) {
       nlohmann::json row = {{"name", benchmark.name}, {"run_name", benchmark.name}, {"run_type", "iteration"},
                             {"repetitions", std::max<int64_t>(benchmark.declared_repetitions, 1)},
@@ -93,21 +93,21 @@ nlohmann::json to_benchmark_json(const results::Run& run) {
       if (!benchmark.label.empty()) row["label"] = benchmark.label;
       return row;
     };
-    if (benchmark.status != results::RunStatus::kOk || benchmark.repetitions.empty()) {
+    if (benchmark.status != runjson::RunStatus::kOk || benchmark.repetitions.empty()) {
       nlohmann::json row = row_for(0);
-      const bool errored = benchmark.status == results::RunStatus::kErrored;
+      const bool errored = benchmark.status == runjson::RunStatus::kErrored;
       row[errored ? "error_occurred" : "skipped"] = true;
       row[errored ? "error_message" : "skip_message"] = benchmark.message;
       rows.push_back(row);
       continue;
     }
     for (size_t i = 0; i < benchmark.repetitions.size(); ++i) {
-      const results::Repetition& rep = benchmark.repetitions[i];
+      const runjson::Repetition& rep = benchmark.repetitions[i];
       nlohmann::json row = row_for(static_cast<int64_t>(i));
       if (rep.process >= 0) row["process_index"] = rep.process;
       row["real_time"] = rep.real_ns;
       row["cpu_time"] = rep.cpu_ns;
-      for (const results::CounterSeries& counter : benchmark.counters) {
+      for (const runjson::CounterSeries& counter : benchmark.counters) {
         if (i < counter.values.size() && std::isfinite(counter.values[i])) row[counter.name] = counter.values[i];
       }
       rows.push_back(std::move(row));

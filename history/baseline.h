@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "database.h"
-#include "results/run.h"
+#include "runjson/run.h"
 #include "store.h"
 
 namespace gptbench::history {
@@ -28,9 +28,9 @@ RunSelection select_runs(const std::vector<RunInfo>& runs, const std::string& de
 
 // The selected runs pooled into one: per benchmark, the repetitions and counter values of
 // every run that has it, with process_index = the run's position in the selection.
-results::Run pooled_baseline(Database& db, const RunSelection& selection);
+runjson::Run pooled_baseline(Database& db, const RunSelection& selection);
 
 // Google Benchmark JSON of a run (iteration rows, times in ns), as gptbench-compare reads it.
-nlohmann::json to_benchmark_json(const results::Run& run);
+nlohmann::json to_benchmark_json(const runjson::Run& run);
 
 }  // namespace gptbench::history

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "results/median.h"
+#include "runjson/median.h"
 
 namespace gptbench::history {
 
@@ -13,9 +13,9 @@ double difference_noise(const std::vector<double>& y) {
   std::vector<double> diffs;
   diffs.reserve(y.size() - 1);
   for (size_t i = 1; i < y.size(); ++i) diffs.push_back(y[i] - y[i - 1]);
-  const double center = results::median(diffs);
+  const double center = runjson::median(diffs);
   for (double& d : diffs) d = std::abs(d - center);
-  return 1.4826 * results::median(diffs) / std::sqrt(2.0);
+  return 1.4826 * runjson::median(diffs) / std::sqrt(2.0);
 }
 
 std::vector<size_t> pelt_mean_changes(const std::vector<double>& y, double variance, double penalty,
@@ -61,7 +61,7 @@ std::vector<size_t> pelt_mean_changes(const std::vector<double>& y, double varia
 namespace {
 
 double segment_median(const std::vector<double>& values, size_t begin, size_t end) {
-  return results::median(std::vector<double>(values.begin() + static_cast<std::ptrdiff_t>(begin),
+  return runjson::median(std::vector<double>(values.begin() + static_cast<std::ptrdiff_t>(begin),
                                              values.begin() + static_cast<std::ptrdiff_t>(end)));
 }
 

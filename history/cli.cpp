@@ -9,9 +9,9 @@
 
 #include "baseline.h"
 #include "compare/cli_parse.h"
-#include "results/format.h"
+#include "runjson/format.h"
 #include "git.h"
-#include "results/load.h"
+#include "runjson/load.h"
 #include "compare/render.h"
 #include "series.h"
 #include "store.h"
@@ -25,7 +25,7 @@ constexpr int kExitUsage = 2;
 constexpr const char* kProgram = "gptbench-history";
 
 struct Options {
-  std::string db = "results/history.sqlite";
+  std::string db = "runjson/history.sqlite";
   std::string run_path, commit, branch, date, source;
   std::vector<std::string> add_paths;
   std::string regex, html, device, output, threshold = "5%", filter;
@@ -33,10 +33,10 @@ struct Options {
   double min_step = 0.02;
 };
 
-results::Run load(const std::string& path) {
+runjson::Run load(const std::string& path) {
   try {
-    return results::load_run_file(path);
-  } catch (const results::LoadError& error) {
+    return runjson::load_run_file(path);
+  } catch (const runjson::LoadError& error) {
     throw HistoryError(error.what());
   }
 }
@@ -68,7 +68,7 @@ History matching_history(Database& db, const Options& options) {
 int add(const Options& options, std::ostream& out) {
   if (!options.source.empty() && options.add_paths.size() > 1) throw HistoryError("--source names one RUN, not several");
   // Every file is loaded before any is added: a bad one among them adds nothing.
-  std::vector<results::Run> runs;
+  std::vector<runjson::Run> runs;
   for (const std::string& path : options.add_paths) {
     runs.push_back(load(path));
     if (!options.source.empty()) runs.back().source = options.source;
@@ -121,13 +121,13 @@ int show(const Options& options, std::ostream& out) {
       for (const SeriesPoint& point : series.points) {
         const RunInfo& run = history.runs[point.run];
         std::snprintf(line, sizeof line, "  %5lld  %-25s  %-10s  %10s  %10s  %10s\n", static_cast<long long>(run.id),
-                      run.date.c_str(), short_commit(run.commit).c_str(), results::format_time(point.median).c_str(),
-                      results::format_time(point.q1).c_str(), results::format_time(point.q3).c_str());
+                      run.date.c_str(), short_commit(run.commit).c_str(), runjson::format_time(point.median).c_str(),
+                      runjson::format_time(point.q1).c_str(), runjson::format_time(point.q3).c_str());
         out << line;
       }
       for (const Step& step : series.steps) {
-        out << "  step " << results::format_change(step.change) << " (" << results::format_time(step.before) << " -> "
-            << results::format_time(step.after) << ") between " << step_range(history, series, step) << "\n";
+        out << "  step " << runjson::format_change(step.change) << " (" << runjson::format_time(step.before) << " -> "
+            << runjson::format_time(step.after) << ") between " << step_range(history, series, step) << "\n";
       }
     }
   }
@@ -163,7 +163,7 @@ int baseline(const Options& options, std::ostream& out, std::ostream& err) {
 }
 
 int check(const Options& options, std::ostream& out, std::ostream& err) {
-  const results::Run run = load(options.run_path);
+  const runjson::Run run = load(options.run_path);
   Database db(options.db, Database::Mode::kExisting);
   const std::string device = device_of(run.context);
   const RunSelection selection =
@@ -173,7 +173,7 @@ int check(const Options& options, std::ostream& out, std::ostream& err) {
     err << kProgram << ": note: no earlier run in this run's environment; comparing with runs on " << device << "\n";
   }
   note_environments(selection, err);
-  const results::Run base = pooled_baseline(db, selection);
+  const runjson::Run base = pooled_baseline(db, selection);
   compare::Settings settings;
   try {
     settings.thresholds.set_default(compare::parse_threshold(options.threshold));

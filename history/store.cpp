@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compare/context.h"
-#include "results/median.h"
+#include "runjson/median.h"
 
 namespace gptbench::history {
 namespace {
@@ -66,26 +66,26 @@ class ResultWriter {
         insert_counter_(db.prepare(
             "INSERT INTO counters(result_id, name, idx, value, process) VALUES (?1, ?2, ?3, ?4, ?5)")) {}
 
-  void write(int64_t run_id, const results::Benchmark& benchmark) {
-    std::vector<double> real = benchmark.samples(results::TimeKind::kReal);
+  void write(int64_t run_id, const runjson::Benchmark& benchmark) {
+    std::vector<double> real = benchmark.samples(runjson::TimeKind::kReal);
     double median = NAN, q1 = NAN, q3 = NAN;
     if (!real.empty()) {
-      median = results::median(real);
-      q1 = results::quantile(real, 0.25);
-      q3 = results::quantile(real, 0.75);
-    } else if (const results::Aggregate* aggregate = benchmark.aggregate("median"); aggregate && aggregate->has_time) {
+      median = runjson::median(real);
+      q1 = runjson::quantile(real, 0.25);
+      q3 = runjson::quantile(real, 0.75);
+    } else if (const runjson::Aggregate* aggregate = benchmark.aggregate("median"); aggregate && aggregate->has_time) {
       median = q1 = q3 = aggregate->real_ns;  // aggregates-only run: the median row is all there is
     }
-    insert_result_.bind(1, run_id).bind(2, benchmark_id(benchmark.name)).bind(3, results::to_string(benchmark.status))
+    insert_result_.bind(1, run_id).bind(2, benchmark_id(benchmark.name)).bind(3, runjson::to_string(benchmark.status))
         .bind(4, benchmark.message).bind(5, benchmark.label).bind(6, benchmark.declared_repetitions)
         .bind(7, median).bind(8, q1).bind(9, q3).run();
     const int64_t result_id = db_.last_insert_id();
     for (size_t i = 0; i < benchmark.repetitions.size(); ++i) {
-      const results::Repetition& rep = benchmark.repetitions[i];
+      const runjson::Repetition& rep = benchmark.repetitions[i];
       insert_repetition_.bind(1, result_id).bind(2, static_cast<int64_t>(i)).bind(3, rep.process)
           .bind(4, rep.real_ns).bind(5, rep.cpu_ns).run();
     }
-    for (const results::CounterSeries& counter : benchmark.counters) {
+    for (const runjson::CounterSeries& counter : benchmark.counters) {
       for (size_t i = 0; i < counter.values.size(); ++i) {
         insert_counter_.bind(1, result_id).bind(2, counter.name).bind(3, static_cast<int64_t>(i))
             .bind(4, counter.values[i]).bind(5, counter.processes[i]).run();
@@ -109,10 +109,10 @@ class ResultWriter {
   Statement find_benchmark_, insert_benchmark_, insert_result_, insert_repetition_, insert_counter_;
 };
 
-results::RunStatus parse_status(const std::string& text) {
-  if (text == results::to_string(results::RunStatus::kSkipped)) return results::RunStatus::kSkipped;
-  if (text == results::to_string(results::RunStatus::kErrored)) return results::RunStatus::kErrored;
-  return results::RunStatus::kOk;
+runjson::RunStatus parse_status(const std::string& text) {
+  if (text == runjson::to_string(runjson::RunStatus::kSkipped)) return runjson::RunStatus::kSkipped;
+  if (text == runjson::to_string(runjson::RunStatus::kErrored)) return runjson::RunStatus::kErrored;
+  return runjson::RunStatus::kOk;
 }
 
 }  // namespace
@@ -132,24 +132,24 @@ std::string environment_of(const std::map<std::string, std::string>& context) {
   return text;
 }
 
-std::string run_digest(const results::Run& run) {
+std::string run_digest(const runjson::Run& run) {
   Fnv1a hash;
   for (const auto& [key, value] : run.context) {
     hash.add(key);
     hash.add(value);
   }
-  for (const results::Benchmark& benchmark : run.benchmarks) {
+  for (const runjson::Benchmark& benchmark : run.benchmarks) {
     hash.add(benchmark.name);
-    hash.add(results::to_string(benchmark.status));
-    for (const results::Repetition& rep : benchmark.repetitions) {
+    hash.add(runjson::to_string(benchmark.status));
+    for (const runjson::Repetition& rep : benchmark.repetitions) {
       hash.add(rep.real_ns);
       hash.add(rep.cpu_ns);
     }
-    for (const results::CounterSeries& counter : benchmark.counters) {
+    for (const runjson::CounterSeries& counter : benchmark.counters) {
       hash.add(counter.name);
       for (double value : counter.values) hash.add(value);
     }
-    for (const results::Aggregate& aggregate : benchmark.aggregates) {
+    for (const runjson::Aggregate& aggregate : benchmark.aggregates) {
       hash.add(aggregate.name);
       hash.add(aggregate.real_ns);
     }
@@ -157,7 +157,7 @@ std::string run_digest(const results::Run& run) {
   return hash.hex();
 }
 
-AddResult add_run(Database& db, const results::Run& run, const AddOptions& options,
+AddResult add_run(Database& db, const runjson::Run& run, const AddOptions& options,
                   const std::function<void(size_t)>& progress) {
   const std::string digest = run_digest(run);
   Transaction transaction(db);
@@ -213,8 +213,8 @@ std::vector<RunInfo> list_runs(Database& db) {
   return runs;
 }
 
-results::Run load_stored_run(Database& db, const RunInfo& info) {
-  results::Run run;
+runjson::Run load_stored_run(Database& db, const RunInfo& info) {
+  runjson::Run run;
   run.source = info.source;
   run.context = info.context;
   Statement results = db.prepare(
@@ -226,7 +226,7 @@ results::Run load_stored_run(Database& db, const RunInfo& info) {
       "SELECT name, value, process FROM counters WHERE result_id = ?1 ORDER BY name, idx");
   results.bind(1, info.id);
   while (results.step()) {
-    results::Benchmark& benchmark = run.benchmarks.emplace_back();
+    runjson::Benchmark& benchmark = run.benchmarks.emplace_back();
     const int64_t result_id = results.column_int(0);
     benchmark.name = results.column_text(1);
     benchmark.status = parse_status(results.column_text(2));
@@ -235,14 +235,14 @@ results::Run load_stored_run(Database& db, const RunInfo& info) {
     benchmark.declared_repetitions = results.column_int(5);
     repetitions.bind(1, result_id);
     while (repetitions.step()) {
-      benchmark.repetitions.push_back(results::Repetition{repetitions.column_int(0), repetitions.column_int(1),
+      benchmark.repetitions.push_back(runjson::Repetition{repetitions.column_int(0), repetitions.column_int(1),
                                                           repetitions.column_double(2), repetitions.column_double(3)});
     }
     counters.bind(1, result_id);
     while (counters.step()) {
       const std::string name = counters.column_text(0);
       if (benchmark.counters.empty() || benchmark.counters.back().name != name) {
-        benchmark.counters.push_back(results::CounterSeries{name, {}, {}});
+        benchmark.counters.push_back(runjson::CounterSeries{name, {}, {}});
       }
       benchmark.counters.back().values.push_back(counters.column_double(1));
       benchmark.counters.back().processes.push_back(counters.column_int(2));

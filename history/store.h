@@ -1,5 +1,5 @@
 // The runs of a history database: adding a loaded run (one transaction, deduplicated by
-// content), listing runs in date order, and reading runs back as results::Run.
+// content), listing runs in date order, and reading runs back as runjson::Run.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "database.h"
-#include "results/run.h"
+#include "runjson/run.h"
 
 namespace gptbench::history {
 
@@ -38,17 +38,17 @@ std::string device_of(const std::map<std::string, std::string>& context);
 std::string environment_of(const std::map<std::string, std::string>& context);
 // Hex digest (64-bit FNV-1a) of a run's context and results, independent of its file name
 // and formatting.
-std::string run_digest(const results::Run& run);
+std::string run_digest(const runjson::Run& run);
 
 // Adds the run in one transaction. `progress` (for tests) is called after each benchmark is
 // written, with the number written so far.
-AddResult add_run(Database& db, const results::Run& run, const AddOptions& options,
+AddResult add_run(Database& db, const runjson::Run& run, const AddOptions& options,
                   const std::function<void(size_t)>& progress = {});
 
 // Every run, oldest first (by date, then id).
 std::vector<RunInfo> list_runs(Database& db);
 
 // The stored run as the loader would have produced it (repetitions, counters, statuses).
-results::Run load_stored_run(Database& db, const RunInfo& info);
+runjson::Run load_stored_run(Database& db, const RunInfo& info);
 
 }  // namespace gptbench::history

@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <sstream>
 
-#include "results/format.h"
+#include "runjson/format.h"
 #include "report/svg.h"
 
 namespace gptbench::history {
 namespace {
 
-using results::html_escape;
+using runjson::html_escape;
 
 struct TimeUnit {
   const char* name;
@@ -37,7 +37,7 @@ svg .ytick { text-anchor: end; } svg .xtick { text-anchor: middle; }
 
 std::string change_cell(double change) {
   // Times: up is slower.
-  return std::string("<td class='num ") + (change > 0 ? "up" : "down") + "'>" + results::format_change(change) + "</td>";
+  return std::string("<td class='num ") + (change > 0 ? "up" : "down") + "'>" + runjson::format_change(change) + "</td>";
 }
 
 // What differs in `now` from `before` (two environment_of() strings), as a marker label:
@@ -87,7 +87,7 @@ std::string chart(const BenchmarkHistory& benchmark) {
       if (p.q3 > p.q1) marks.whiskers.push_back(report::Whisker{index, x, p.q1 / unit.ns, p.q3 / unit.ns});
     }
     for (const Step& step : series.steps) {
-      marks.markers.push_back(report::Marker{x_of(series.points[step.index].run), results::format_change(step.change), true});
+      marks.markers.push_back(report::Marker{x_of(series.points[step.index].run), runjson::format_change(step.change), true});
     }
   }
   for (size_t i = 1; i < order.size(); ++i) {
@@ -107,8 +107,8 @@ std::string steps_table(const History& history, const BenchmarkHistory& benchmar
     for (const Step& step : series.steps) {
       if (!any) out << "<table><tr><th>step</th><th>before</th><th>after</th><th>commits</th><th>environment</th></tr>\n";
       any = true;
-      out << "<tr>" << change_cell(step.change) << "<td class='num'>" << results::format_time(step.before)
-          << "</td><td class='num'>" << results::format_time(step.after) << "</td><td>"
+      out << "<tr>" << change_cell(step.change) << "<td class='num'>" << runjson::format_time(step.before)
+          << "</td><td class='num'>" << runjson::format_time(step.after) << "</td><td>"
           << html_escape(step_range(history, series, step)) << "</td><td>"
           << html_escape(environment_label(series.environment)) << "</td></tr>\n";
     }

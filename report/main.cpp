@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "results/load.h"
+#include "runjson/load.h"
 #include "report.h"
 
 int main(int argc, char** argv) {
@@ -46,9 +46,9 @@ int main(int argc, char** argv) {
                  "[--baseline NAME|SUBSTRING] [--title TEXT]\n";
     return 2;
   }
-  std::vector<results::Run> runs;
+  std::vector<runjson::Run> runs;
   try {
-    for (const auto& path : inputs) runs.push_back(results::load_run_file(path));
+    for (const auto& path : inputs) runs.push_back(runjson::load_run_file(path));
   } catch (const std::exception& e) {
     std::cerr << "gptbench-report: " << e.what() << "\n";
     return 1;

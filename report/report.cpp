@@ -6,19 +6,19 @@
 #include <set>
 #include <sstream>
 
-#include "results/format.h"
-#include "results/median.h"
+#include "runjson/format.h"
+#include "runjson/median.h"
 #include "svg.h"
 
 namespace gptbench::report {
 namespace {
 
-using results::html_escape;
+using runjson::html_escape;
 
 // The median of the finite values (a counter may hold NaN or infinity); NaN when none is.
 double finite_median(std::vector<double> v) {
   v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !std::isfinite(x); }), v.end());
-  return results::median(std::move(v));
+  return runjson::median(std::move(v));
 }
 
 std::vector<std::string> segments(const std::string& name) {
@@ -140,7 +140,7 @@ double Entry::counter(const std::string& key, double fallback) const {
   return it == counters.end() || !std::isfinite(it->second) ? fallback : it->second;
 }
 
-Collected collect(const std::vector<results::Run>& runs) {
+Collected collect(const std::vector<runjson::Run>& runs) {
   Collected c;
   std::map<std::string, int> seen;
   for (const auto& run : runs)
@@ -149,7 +149,7 @@ Collected collect(const std::vector<results::Run>& runs) {
     c.contexts.push_back(run.context);
     c.sources.push_back(run.source);
     for (const auto& b : run.benchmarks) {
-      if (b.status != results::RunStatus::kOk || b.repetitions.empty()) {
+      if (b.status != runjson::RunStatus::kOk || b.repetitions.empty()) {
         c.skipped.emplace_back(display_name(b.name), b.message);
         continue;
       }

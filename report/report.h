@@ -3,14 +3,14 @@
 // inline SVG charts — tokens/s and peak memory against batch size, warm-up and CUDA-graph
 // capture cost against the steady step, a speed-up leaderboard against a chosen baseline,
 // relative step-time jitter, phase breakdown as stacked bars — and the tables behind them.
-// Loading goes through the shared loader (results/load.h).
+// Loading goes through the shared loader (runjson/load.h).
 #pragma once
 
 #include <map>
 #include <string>
 #include <vector>
 
-#include "results/run.h"
+#include "runjson/run.h"
 
 namespace gptbench::report {
 
@@ -36,7 +36,7 @@ struct Collected {
   std::vector<std::map<std::string, std::string>> contexts;  // one per run
   std::vector<std::string> sources;
 };
-Collected collect(const std::vector<results::Run>& runs);
+Collected collect(const std::vector<runjson::Run>& runs);
 
 struct ReportOptions {
   std::string title = "gptbench training report";

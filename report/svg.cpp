@@ -6,14 +6,14 @@
 #include <limits>
 #include <sstream>
 
-#include "results/format.h"
-#include "results/svg.h"
+#include "runjson/format.h"
+#include "runjson/svg.h"
 
 namespace gptbench::report {
 namespace {
 
-using results::SvgWriter;
-using results::svg_number;
+using runjson::SvgWriter;
+using runjson::svg_number;
 
 constexpr const char* kPalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
                                     "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
@@ -64,7 +64,7 @@ bool begin_chart(std::ostream& out, double width, double height, const std::stri
 
 const char* palette(size_t i) { return kPalette[i % std::size(kPalette)]; }
 
-std::string short_number(double v) { return results::format_si(v); }
+std::string short_number(double v) { return runjson::format_si(v); }
 
 std::string render_line_chart(const LineChart& c, const ChartMarks& marks) {
   constexpr double kW = 560, kH = 300, kLeft = 70, kTop = 30, kLegendW = 460;

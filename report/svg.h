@@ -1,6 +1,6 @@
 // Inline SVG charts for the training report and the history's trend page: line charts (with a
 // log-2 x axis for batch sizes), horizontal bars (signed or not), grouped and stacked horizontal
-// bars, drawn with results/svg.h. Plain strings, no scripts, fonts or external resources; text
+// bars, drawn with runjson/svg.h. Plain strings, no scripts, fonts or external resources; text
 // is escaped.
 #pragma once
 

@@ -1,6 +1,6 @@
 #include "gb_json.h"
 
-#include "results/json_text.h"
+#include "runjson/json_text.h"
 
 namespace gptbench::runner {
 
@@ -19,7 +19,7 @@ std::vector<json> GbJsonReader::take_rows() {
 
 std::optional<json> GbJsonReader::parse_value(size_t begin, size_t end) {
   const std::string_view text(buf_.data() + begin, end - begin);
-  const std::optional<std::string> quoted = results::quote_nonfinite_literals(text);
+  const std::optional<std::string> quoted = runjson::quote_nonfinite_literals(text);
   json value = json::parse(quoted ? std::string_view(*quoted) : text, nullptr, false);
   if (value.is_discarded() || !value.is_object()) {
     if (problem_.empty())

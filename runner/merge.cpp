@@ -3,7 +3,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
-#include "results/load.h"
+#include "runjson/load.h"
 
 namespace gptbench::runner {
 
@@ -69,8 +69,8 @@ std::string MergedRun::text() const {
 
 std::string validate_gb_json(const std::string& text, const std::string& source) {
   try {
-    (void)results::parse_run(text, source);
-  } catch (const results::LoadError& e) {
+    (void)runjson::parse_run(text, source);
+  } catch (const runjson::LoadError& e) {
     return e.what();
   }
   return "";

@@ -1,10 +1,10 @@
 // The merged result of a runner invocation: one Google Benchmark JSON document with one
 // context and the rows of every family, in the order the families ran.
 //
-// Why not results/merge.h: merge_runs() merges *rounds* of the same benchmarks (it renumbers
+// Why not runjson/merge.h: merge_runs() merges *rounds* of the same benchmarks (it renumbers
 // repetitions and drops aggregate rows, which summarise one round). Families are disjoint sets
 // of benchmarks whose rows, aggregates included, must pass through unchanged; the runner uses
-// the shared loader (results/load.h: parse_run) to check every document it reads and the one it
+// the shared loader (runjson/load.h: parse_run) to check every document it reads and the one it
 // writes.
 #pragma once
 
@@ -31,7 +31,7 @@ class MergedRun {
   void set_context_entry(const std::string& key, const std::string& value);
 
   size_t row_count() const { return rows_.size(); }
-  // The document; throws std::runtime_error if the loader (results/load.h) would reject it.
+  // The document; throws std::runtime_error if the loader (runjson/load.h) would reject it.
   nlohmann::json document() const;
   // document().dump(2) + "\n", validated.
   std::string text() const;
@@ -49,7 +49,7 @@ class MergedRun {
 nlohmann::json errored_row(const std::string& name, const std::string& message, int64_t family_index,
                            int64_t per_family_instance_index = 0);
 
-// Checks text with the loader (results/load.h); returns "" or its one-line message.
+// Checks text with the loader (runjson/load.h); returns "" or its one-line message.
 std::string validate_gb_json(const std::string& text, const std::string& source);
 
 }  // namespace gptbench::runner

@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "cpu_list.h"
-#include "results/load.h"
+#include "runjson/load.h"
 
 namespace gptbench::runner {
 namespace {
@@ -91,7 +91,7 @@ PremergeCliResult parse_premerge_cli(const std::vector<std::string>& args) {
   if (*seed_option) c.seed = seed;
   try {
     if (!config_file.empty())
-      compare::apply_threshold_config(results::read_text_file(config_file), config_file, c.thresholds);
+      compare::apply_threshold_config(runjson::read_text_file(config_file), config_file, c.thresholds);
     if (!threshold.empty()) c.thresholds.set_default(compare::parse_threshold(threshold));
   } catch (const std::exception& e) {  // ConfigError, LoadError
     r.error = e.what();

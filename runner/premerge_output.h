@@ -31,7 +31,7 @@ std::string side_output_path(const std::string& out_dir, Side side);
 std::string premerge_output_path(const std::string& out_dir);
 
 // Writes the three files atomically (runner/atomic_file.h), the side documents checked with
-// the loader (results/load.h) first. Throws std::runtime_error naming the file.
+// the loader (runjson/load.h) first. Throws std::runtime_error naming the file.
 void write_premerge_outputs(const PremergeRecord& record, const std::string& out_dir);
 
 }  // namespace gptbench::runner

@@ -2,7 +2,7 @@
 # Robustness checks CI runs after the tests (docs/robustness.md says what they cover):
 #  1. AddressSanitizer + UndefinedBehaviorSanitizer (clang) in build-asan/: gptbench-run and its
 #     tests (fault isolation, SIGINT, atomic writes, against a fake gptbench), the loader's tests
-#     (results/), gptbench-compare and its tests, and the suite's flag parsing and cost formulas
+#     (runjson/), gptbench-compare and its tests, and the suite's flag parsing and cost formulas
 #     (tests/fixtures/options_test, cost_test) linked with LibTorch's libc10; then
 #     scripts/asan-torch.sh: the whole CPU test binary (gptbench_tests) and a short CPU run of the
 #     suite, in the CPU-only configuration (GPTBENCH_CUDA=OFF). Every test must pass with no sanitizer report.
@@ -44,14 +44,14 @@ san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-fram
 log "configuring build-asan (clang: $clangxx)"
 cmake -S "$root/runner/checks" -B "$root/build-asan" "${generator[@]}" -DCMAKE_BUILD_TYPE= \
   -DCMAKE_CXX_COMPILER="$clangxx" -DCMAKE_CXX_FLAGS="$san" "${torch_arg[@]}" >/dev/null
-targets=(runner_tests premerge_tests results_tests compare_tests gptbench-run gptbench-premerge gptbench-compare fake_gptbench fake_worker)
+targets=(runner_tests premerge_tests runjson_tests compare_tests gptbench-run gptbench-premerge gptbench-compare fake_gptbench fake_worker)
 [ -n "$torch_root" ] && targets+=(flags_tests)
 log "building ${targets[*]}"
 cmake --build "$root/build-asan" -j "$jobs" --target "${targets[@]}"
 log "running the tests under ASan + UBSan"
 (cd "$root/build-asan" && ASAN_OPTIONS="$asan_strict" ./runner/runner_tests --gtest_brief=1)
 (cd "$root/build-asan" && ASAN_OPTIONS="$asan_strict" ./runner/premerge_tests --gtest_brief=1)
-(cd "$root/build-asan/runner/results" && ASAN_OPTIONS="$asan_strict" ./results_tests --gtest_brief=1)
+(cd "$root/build-asan/runner/runjson" && ASAN_OPTIONS="$asan_strict" ./runjson_tests --gtest_brief=1)
 (cd "$root/build-asan/runner/compare" && ASAN_OPTIONS="$asan_strict" ./compare_tests --gtest_brief=1)
 if [ -n "$torch_root" ]; then
   (cd "$root/build-asan" && ASAN_OPTIONS="$asan_torch" ./flags_tests --gtest_brief=1)

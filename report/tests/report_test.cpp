@@ -4,7 +4,7 @@
 
 #include <regex>
 
-#include "results/load.h"
+#include "runjson/load.h"
 #include "report/svg.h"
 
 namespace gptbench::report {
@@ -19,7 +19,7 @@ size_t count(const std::string& text, const std::string& what) {
 }
 
 TEST(Report, CollectsEntriesAndSkips) {
-  const auto c = collect({results::load_run_file(kSample)});
+  const auto c = collect({runjson::load_run_file(kSample)});
   ASSERT_FALSE(c.entries.empty());
   EXPECT_EQ(c.skipped.size(), 3u);  // B:64 eager and graph (out of memory), torch graph
   for (const auto& e : c.entries) EXPECT_EQ(e.name.find("manual_time"), std::string::npos) << e.name;
@@ -35,7 +35,7 @@ TEST(Report, CollectsEntriesAndSkips) {
 }
 
 TEST(Report, BaselineChoice) {
-  const auto c = collect({results::load_run_file(kSample)});
+  const auto c = collect({runjson::load_run_file(kSample)});
   const Entry* def = pick_baseline(c, "");
   ASSERT_NE(def, nullptr);
   EXPECT_NE(def->name.find("opt:torch_fused"), std::string::npos);
@@ -47,7 +47,7 @@ TEST(Report, BaselineChoice) {
 
 // The page is self-contained (no scripts, links or remote resources) and holds every chart.
 TEST(Report, RendersEveryChartSelfContained) {
-  const auto c = collect({results::load_run_file(kSample)});
+  const auto c = collect({runjson::load_run_file(kSample)});
   const std::string html = render_report(c, {});
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
   EXPECT_EQ(count(html, "<svg"), 7u);  // tokens/s, memory, graph cost, warm-up, leaderboard, jitter, phases
@@ -69,7 +69,7 @@ TEST(Report, RendersEveryChartSelfContained) {
 // MFU against both peaks: the measured GEMM rate and the datasheet's ("n/a" when the run has
 // no mfu_datasheet_pct, as the made-up sample).
 TEST(Report, MfuAgainstMeasuredAndDatasheetPeaks) {
-  const std::string html = render_report(collect({results::load_run_file(kSample)}), {});
+  const std::string html = render_report(collect({runjson::load_run_file(kSample)}), {});
   EXPECT_NE(html.find("<th>bf16 peak (datasheet)</th>"), std::string::npos);
   EXPECT_NE(html.find("<th>MFU %</th><th>MFU % (datasheet)</th>"), std::string::npos);
   EXPECT_NE(html.find("</td><td>n/a</td>"), std::string::npos);
@@ -77,7 +77,7 @@ TEST(Report, MfuAgainstMeasuredAndDatasheetPeaks) {
 
 // Two runs holding the same names: labels say which file each point came from.
 TEST(Report, SeveralRunsAreLabelled) {
-  const auto run = results::load_run_file(kSample);
+  const auto run = runjson::load_run_file(kSample);
   const auto c = collect({run, run});
   bool labelled = false;
   for (const auto& e : c.entries) labelled |= e.label.find(" [sample_made_up]") != std::string::npos;

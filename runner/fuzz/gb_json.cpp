@@ -1,7 +1,7 @@
 // libFuzzer target: the runner's reader of a child's (possibly truncated) Google Benchmark
 // JSON must turn any bytes into rows, a context and a problem string, never a crash; fed in
 // two pieces it must give the same rows as fed at once; and whatever rows it accepts must
-// merge into a document that the loader (results/load.h) accepts, or be reported as unloadable.
+// merge into a document that the loader (runjson/load.h) accepts, or be reported as unloadable.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

@@ -2,11 +2,11 @@
 #include <gtest/gtest.h>
 
 #include "compare/context.h"
-#include "results/load.h"
+#include "runjson/load.h"
 #include "test_util.h"
 
 namespace gptbench::compare {
-using results::load_run_file;
+using runjson::load_run_file;
 
 namespace {
 

@@ -4,13 +4,13 @@
 
 #include <filesystem>
 
-#include "results/load.h"
+#include "runjson/load.h"
 #include "compare/report.h"
 #include "test_util.h"
 
 namespace gptbench::compare {
-using results::LoadError;
-using results::load_run_file;
+using runjson::LoadError;
+using runjson::load_run_file;
 
 namespace {
 

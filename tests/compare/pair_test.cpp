@@ -2,13 +2,13 @@
 // (filters mode), with --filter.
 #include <gtest/gtest.h>
 
-#include "results/load.h"
+#include "runjson/load.h"
 #include "compare/pair.h"
 
 namespace gptbench::compare {
-using results::Run;
-using results::load_run_file;
-using results::parse_run;
+using runjson::Run;
+using runjson::load_run_file;
+using runjson::parse_run;
 
 namespace {
 

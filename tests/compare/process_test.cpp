@@ -9,20 +9,20 @@
 
 #include <nlohmann/json.hpp>
 
-#include "results/load.h"
+#include "runjson/load.h"
 #include "compare/render.h"
 #include "compare/report.h"
 #include "test_util.h"
 
 namespace gptbench::compare {
-using results::Benchmark;
-using results::LoadError;
-using results::Parser;
-using results::Run;
-using results::TimeKind;
-using results::first_difference;
-using results::load_run_file;
-using results::parse_run;
+using runjson::Benchmark;
+using runjson::LoadError;
+using runjson::Parser;
+using runjson::Run;
+using runjson::TimeKind;
+using runjson::first_difference;
+using runjson::load_run_file;
+using runjson::parse_run;
 
 namespace {
 

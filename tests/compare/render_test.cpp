@@ -5,12 +5,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "results/load.h"
+#include "runjson/load.h"
 #include "compare/render.h"
 #include "test_util.h"
 
 namespace gptbench::compare {
-using results::load_run_file;
+using runjson::load_run_file;
 
 namespace {
 

@@ -5,15 +5,15 @@
 #include <cmath>
 #include <tuple>
 
-#include "results/load.h"
+#include "runjson/load.h"
 #include "compare/render.h"
 #include "compare/report.h"
 #include "test_util.h"
 
 namespace gptbench::compare {
-using results::TimeKind;
-using results::load_run_file;
-using results::parse_run;
+using runjson::TimeKind;
+using runjson::load_run_file;
+using runjson::parse_run;
 
 namespace {
 

@@ -8,13 +8,13 @@
 #include <cstdio>
 #include <random>
 
-#include "results/load.h"
+#include "runjson/load.h"
 #include "compare/render.h"
 #include "compare/report.h"
 #include "test_util.h"
 
 namespace gptbench::compare {
-using results::load_run_files;
+using runjson::load_run_files;
 
 namespace {
 

@@ -8,7 +8,7 @@
 #include <sqlite3.h>
 
 #include "git.h"
-#include "results/load.h"
+#include "runjson/load.h"
 #include "synthetic.h"
 
 namespace gptbench::history {
@@ -127,7 +127,7 @@ TEST_F(HistoryCli, BaselineIsReadByCompare) {
   add_runs(6, 99);
   const CliResult baseline = history({"baseline", "--device", "h100", "--last", "4", "-o", dir_.file("base.json")});
   ASSERT_EQ(baseline.code, 0) << baseline.err;
-  const results::Run base = results::load_run_file(dir_.file("base.json"));
+  const runjson::Run base = runjson::load_run_file(dir_.file("base.json"));
   ASSERT_EQ(base.benchmarks.size(), 3u);
   EXPECT_EQ(base.benchmarks[0].repetitions.size(), 20u);  // 4 runs x 5 repetitions
   EXPECT_EQ(base.benchmarks[0].repetitions.back().process, 3);

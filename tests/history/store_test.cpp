@@ -25,7 +25,7 @@ TEST(StoreTest, RoundTripKeepsRepetitionsCountersAndContext) {
   Database db(dir.file("h.sqlite"), Database::Mode::kCreate);
   RunSpec spec;
   spec.medians = {1000, 2000, 3000};
-  const results::Run run = make_run(spec);
+  const runjson::Run run = make_run(spec);
   const AddResult added = add_run(db, run, AddOptions{"abc123", "main", ""});
   EXPECT_FALSE(added.duplicate);
 
@@ -40,13 +40,13 @@ TEST(StoreTest, RoundTripKeepsRepetitionsCountersAndContext) {
   EXPECT_EQ(runs[0].benchmarks, 3);
   EXPECT_EQ(runs[0].context, run.context);
 
-  const results::Run stored = load_stored_run(db, runs[0]);
+  const runjson::Run stored = load_stored_run(db, runs[0]);
   ASSERT_EQ(stored.benchmarks.size(), 3u);
   for (size_t b = 0; b < 3; ++b) {
-    const results::Benchmark& want = run.benchmarks[b];
-    const results::Benchmark& got = stored.benchmarks[b];
+    const runjson::Benchmark& want = run.benchmarks[b];
+    const runjson::Benchmark& got = stored.benchmarks[b];
     EXPECT_EQ(got.name, want.name);
-    EXPECT_EQ(got.samples(results::TimeKind::kReal), want.samples(results::TimeKind::kReal));
+    EXPECT_EQ(got.samples(runjson::TimeKind::kReal), want.samples(runjson::TimeKind::kReal));
     ASSERT_EQ(got.counters.size(), 1u);
     EXPECT_EQ(got.counters[0].name, "bytes/s");
     EXPECT_EQ(got.counters[0].values, want.counters[0].values);
@@ -57,9 +57,9 @@ TEST(StoreTest, RoundTripKeepsRepetitionsCountersAndContext) {
 TEST(StoreTest, SameRunTwiceIsAddedOnce) {
   TempDir dir;
   Database db(dir.file("h.sqlite"), Database::Mode::kCreate);
-  const results::Run run = make_run(RunSpec{});
+  const runjson::Run run = make_run(RunSpec{});
   const AddResult first = add_run(db, run, AddOptions{});
-  results::Run copy = run;
+  runjson::Run copy = run;
   copy.source = "another/file/name.json";  // same content under another name
   const AddResult second = add_run(db, copy, AddOptions{"other", "other", ""});
   EXPECT_TRUE(second.duplicate);
@@ -82,7 +82,7 @@ TEST(StoreTest, AddKilledHalfWayLeavesTheDatabaseUnchanged) {
   RunSpec big;
   big.benchmarks = 2000;
   big.seed = 9;
-  const results::Run run = make_run(big);
+  const runjson::Run run = make_run(big);
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {

@@ -12,24 +12,24 @@
 
 namespace gptbench::history::testing {
 
-results::Run make_run(const RunSpec& spec) {
+runjson::Run make_run(const RunSpec& spec) {
   std::mt19937_64 random(spec.seed);
   std::normal_distribution<double> noise(0.0, spec.noise);
-  results::Run run;
+  runjson::Run run;
   run.source = "synthetic";
   run.context = {{"date", spec.date}, {"gpu_name", spec.gpu}, {"gpu_driver", "580.0"}, {"cuda_runtime", "13.0"},
                  {"libtorch", spec.libtorch}, {"timer_hold_ns", "50000"}};
   for (size_t b = 0; b < spec.benchmarks; ++b) {
-    results::Benchmark& benchmark = run.benchmarks.emplace_back();
+    runjson::Benchmark& benchmark = run.benchmarks.emplace_back();
     char name[32];
     std::snprintf(name, sizeof name, "bench/%04zu", b);
     benchmark.name = name;
     benchmark.declared_repetitions = static_cast<int64_t>(spec.repetitions);
     const double median = b < spec.medians.size() ? spec.medians[b] : 1000.0;
-    results::CounterSeries bytes{"bytes/s", {}, {}};
+    runjson::CounterSeries bytes{"bytes/s", {}, {}};
     for (size_t r = 0; r < spec.repetitions; ++r) {
       const double ns = median * (1 + noise(random));
-      benchmark.repetitions.push_back(results::Repetition{static_cast<int64_t>(r), -1, ns, ns});
+      benchmark.repetitions.push_back(runjson::Repetition{static_cast<int64_t>(r), -1, ns, ns});
       bytes.values.push_back(1e12 / ns);
       bytes.processes.push_back(-1);
     }
@@ -58,7 +58,7 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ignored);
 }
 
-std::string write_run(const results::Run& run, const std::string& path) {
+std::string write_run(const runjson::Run& run, const std::string& path) {
   std::ofstream(path) << to_benchmark_json(run).dump() << "\n";
   return path;
 }

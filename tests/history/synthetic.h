@@ -1,5 +1,5 @@
 // Synthetic runs and histories for the history tests and the scale benchmark: runs built in
-// memory (results::Run) and written as Google Benchmark JSON, and temporary directories.
+// memory (runjson::Run) and written as Google Benchmark JSON, and temporary directories.
 #pragma once
 
 #include <filesystem>
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "results/run.h"
+#include "runjson/run.h"
 
 namespace gptbench::history::testing {
 
@@ -23,7 +23,7 @@ struct RunSpec {
 };
 
 // A run as the loader would produce it: repetitions around each median, a "bytes/s" counter.
-results::Run make_run(const RunSpec& spec);
+runjson::Run make_run(const RunSpec& spec);
 
 // "2026-01-01T00:00:00+00:00" plus `day` days and `minute` minutes.
 std::string date_of(int day, int minute = 0);
@@ -41,7 +41,7 @@ class TempDir {
 };
 
 // Writes the run as Google Benchmark JSON; returns the path.
-std::string write_run(const results::Run& run, const std::string& path);
+std::string write_run(const runjson::Run& run, const std::string& path);
 
 // gptbench-history's run_cli with these arguments (after the program name).
 struct CliResult {

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "results/load.h"
+#include "runjson/load.h"
 
 namespace gptbench::runner {
 namespace {
@@ -37,11 +37,11 @@ TEST(Merge, ConcatenatesFamiliesKeepsAggregatesRenumbersFamilyIndex) {
   EXPECT_EQ(fi, (std::vector<int>{0, 0, 1, 2, 3}));
 
   // gptbench-compare reads it: 4 benchmarks, the crash as errored with its reason.
-  const results::Run run = results::parse_run(m.text(), "merged");
+  const runjson::Run run = runjson::parse_run(m.text(), "merged");
   ASSERT_EQ(run.benchmarks.size(), 4u);
-  const results::Benchmark* crash = run.find("b/crash");
+  const runjson::Benchmark* crash = run.find("b/crash");
   ASSERT_NE(crash, nullptr);
-  EXPECT_EQ(crash->status, results::RunStatus::kErrored);
+  EXPECT_EQ(crash->status, runjson::RunStatus::kErrored);
   EXPECT_EQ(crash->message, "crashed: SIGABRT (Aborted)");
   EXPECT_EQ(run.find("a/x")->aggregates.size(), 1u);
 }

@@ -1,12 +1,12 @@
 // gptbench-premerge's output documents (runner/premerge_output.h) from a hand-made record:
-// base.json/new.json load with the loader (results/load.h) and hold what was recorded.
+// base.json/new.json load with the loader (runjson/load.h) and hold what was recorded.
 #include "premerge_output.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "results/load.h"
+#include "runjson/load.h"
 #include "premerge_test_dir.h"
 
 namespace gptbench::runner {
@@ -65,20 +65,20 @@ PremergeRecord sample_record() {
 
 TEST(PremergeOutput, SideDocumentsAreGoogleBenchmarkJsonThatCompareLoads) {
   const PremergeRecord record = sample_record();
-  const results::Run base = results::parse_run(side_document(record, Side::kBase).dump(), "base");
-  const results::Run contender = results::parse_run(side_document(record, Side::kNew).dump(), "new");
+  const runjson::Run base = runjson::parse_run(side_document(record, Side::kBase).dump(), "base");
+  const runjson::Run contender = runjson::parse_run(side_document(record, Side::kNew).dump(), "new");
   ASSERT_EQ(base.benchmarks.size(), 2u);
   ASSERT_EQ(contender.benchmarks.size(), 3u);
-  const results::Benchmark& a = base.benchmarks[0];
+  const runjson::Benchmark& a = base.benchmarks[0];
   EXPECT_EQ(a.name, "gemm/torch/a");
   EXPECT_EQ(a.declared_repetitions, 3);
-  EXPECT_EQ(a.samples(results::TimeKind::kReal), (std::vector<double>{1000, 1010, 990}));
+  EXPECT_EQ(a.samples(runjson::TimeKind::kReal), (std::vector<double>{1000, 1010, 990}));
   ASSERT_NE(a.counter("FLOP/s"), nullptr);
   EXPECT_EQ(a.counter("FLOP/s")->values, (std::vector<double>{1e9, 1.1e9}));
   EXPECT_EQ(a.counter("name"), nullptr);  // a counter may not shadow a row field
-  EXPECT_EQ(contender.benchmarks[1].status, results::RunStatus::kErrored);
+  EXPECT_EQ(contender.benchmarks[1].status, runjson::RunStatus::kErrored);
   EXPECT_EQ(contender.benchmarks[1].message, "worker crashed twice: SIGABRT (Aborted)");
-  EXPECT_EQ(base.benchmarks[1].status, results::RunStatus::kOk);
+  EXPECT_EQ(base.benchmarks[1].status, runjson::RunStatus::kOk);
   EXPECT_EQ(contender.benchmarks[2].name, "softmax/new_only");
   EXPECT_EQ(base.context.at("premerge"), "resident workers");
   EXPECT_EQ(base.context.at("gpu_name"), "H200");
@@ -144,8 +144,8 @@ class PremergeOutputFiles : public testing::ScratchDir {};
 
 TEST_F(PremergeOutputFiles, WritesTheThreeFiles) {
   write_premerge_outputs(sample_record(), dir_.string());
-  EXPECT_EQ(results::load_run_file(path("base.json")).benchmarks.size(), 2u);
-  EXPECT_EQ(results::load_run_file(path("new.json")).benchmarks.size(), 3u);
+  EXPECT_EQ(runjson::load_run_file(path("base.json")).benchmarks.size(), 2u);
+  EXPECT_EQ(runjson::load_run_file(path("new.json")).benchmarks.size(), 3u);
   EXPECT_EQ(json::parse(slurp(path("premerge.json")))["tool"], "gptbench-premerge");
 }
 

@@ -11,7 +11,7 @@
 #include <map>
 
 #include "child.h"
-#include "results/load.h"
+#include "runjson/load.h"
 #include "premerge_output.h"
 #include "premerge_test_dir.h"
 
@@ -131,7 +131,7 @@ TEST_F(PremergeRun, CrashRestartsTheWorkerLosesOneSampleAndCompletes) {
   for (const BenchmarkRecord& b : r.benchmarks)
     for (Side side : kSides) EXPECT_EQ(b.side(side).error, "") << b.name;
   EXPECT_EQ(fast.stop, StopReason::kDecidedSame);
-  const results::Run contender = results::load_run_file(out("new.json"));
+  const runjson::Run contender = runjson::load_run_file(out("new.json"));
   EXPECT_EQ(contender.benchmarks.size(), 3u);
   const std::string log = slurp(out("new-worker.log"));
   EXPECT_NE(log.find("fake_worker: aborting on sample request 3"), std::string::npos) << log;
@@ -172,9 +172,9 @@ TEST_F(PremergeRun, CrashingTwiceInOneBenchmarkIsAnErroredRow) {
   EXPECT_EQ(find(r, "fake/mid/c").stop, StopReason::kDecidedSame);
   EXPECT_EQ(r.worker(Side::kNew).starts, 5u);  // two restarts in the first epoch, then one per epoch
   EXPECT_EQ(fast.side(Side::kNew).prepare_s.size(), 2u);
-  const results::Run contender = results::load_run_file(out("new.json"));
+  const runjson::Run contender = runjson::load_run_file(out("new.json"));
   ASSERT_NE(contender.find("fake/fast/a"), nullptr);
-  EXPECT_EQ(contender.find("fake/fast/a")->status, results::RunStatus::kErrored);
+  EXPECT_EQ(contender.find("fake/fast/a")->status, runjson::RunStatus::kErrored);
   const CompareResult c = compare_files();
   EXPECT_EQ(c.exit_code, 1);  // broken in NEW fails the gate
   EXPECT_EQ(c.verdicts.at("fake/fast/a"), "broken");
@@ -231,8 +231,8 @@ TEST_F(PremergeRun, NamesOfOneSideAreAddedOrRemovedAndInOneFileOnly) {
   EXPECT_EQ(r.compared, 1u);
   EXPECT_EQ(find(r, "fake/old/x").stop, StopReason::kOneSide);
   EXPECT_EQ(find(r, "fake/old/x").side(Side::kBase).real_ns.size(), 5u);
-  const results::Run base = results::load_run_file(out("base.json"));
-  const results::Run contender = results::load_run_file(out("new.json"));
+  const runjson::Run base = runjson::load_run_file(out("base.json"));
+  const runjson::Run contender = runjson::load_run_file(out("new.json"));
   EXPECT_NE(base.find("fake/old/x"), nullptr);
   EXPECT_EQ(base.find("fake/new/y"), nullptr);
   EXPECT_NE(contender.find("fake/new/y"), nullptr);
@@ -250,7 +250,7 @@ TEST_F(PremergeRun, TimeLimitStopsABenchmarkUndecided) {
   ASSERT_EQ(r.benchmarks.size(), 1u);
   EXPECT_EQ(r.benchmarks[0].stop, StopReason::kMaxTime);
   EXPECT_LT(r.benchmarks[0].side(Side::kBase).real_ns.size(), 30u);
-  EXPECT_EQ(results::load_run_file(out("base.json")).benchmarks.size(), 1u);
+  EXPECT_EQ(runjson::load_run_file(out("base.json")).benchmarks.size(), 1u);
 }
 
 TEST_F(PremergeRun, BothWorkersArePinnedToTheCpusGiven) {
@@ -259,7 +259,7 @@ TEST_F(PremergeRun, BothWorkersArePinnedToTheCpusGiven) {
   c.cpus = {0};
   run(c);
   for (const char* file : {"base.json", "new.json"}) {
-    const results::Run loaded = results::load_run_file(out(file));
+    const runjson::Run loaded = runjson::load_run_file(out(file));
     EXPECT_EQ(loaded.context.at("fake_cpus"), "0") << file;
     EXPECT_EQ(loaded.context.at("premerge_cpus"), "0") << file;
   }
@@ -317,7 +317,7 @@ TEST_F(PremergeRun, EachEpochStartsFreshWorkersAndItsSamplesCarryItsProcessIndex
   for (int64_t i = 0; i < 15; ++i) EXPECT_EQ(repetitions["fake/fast/a"][static_cast<size_t>(i)], i);
   EXPECT_EQ(json::parse(slurp(out("base.json")))["context"]["premerge_processes"], "3");
   // gptbench-compare sees the three processes.
-  const results::Run loaded = results::load_run_file(out("new.json"));
+  const runjson::Run loaded = runjson::load_run_file(out("new.json"));
   EXPECT_EQ(loaded.find("fake/noisy/b")->processes().back(), 2);
   const CompareResult cmp = compare_files("2%");
   for (const json& b : cmp.report["benchmarks"]) EXPECT_EQ(b["time"]["base"]["processes"], 3) << b["name"];

@@ -12,14 +12,14 @@
 #include <filesystem>
 
 #include "cli.h"
-#include "results/load.h"
+#include "runjson/load.h"
 #include "suite.h"
 
 namespace gptbench::runner {
 namespace {
 
 namespace fs = std::filesystem;
-using results::RunStatus;
+using runjson::RunStatus;
 
 TEST(Ranks, CommAndDataParallelStepRunOnEveryRank) {
   EXPECT_TRUE(runs_on_ranks("comm/all_reduce/bf16/bytes:1024/ranks:2"));
@@ -108,7 +108,7 @@ class RealRanks : public ::testing::Test {
     c.ranks = ranks;
     return c;
   }
-  results::Run load() const { return results::load_run_file((dir_ / "merged.json").string()); }
+  runjson::Run load() const { return runjson::load_run_file((dir_ / "merged.json").string()); }
   fs::path dir_;
 };
 
@@ -117,8 +117,8 @@ std::string listed(const std::string& name, int iterations) {
   return name + "/iterations:" + std::to_string(iterations) + "/manual_time";
 }
 
-const results::Benchmark& must_find(const results::Run& run, const std::string& name) {
-  const results::Benchmark* b = run.find(name);
+const runjson::Benchmark& must_find(const runjson::Run& run, const std::string& name) {
+  const runjson::Benchmark* b = run.find(name);
   if (b == nullptr) {
     std::string names;
     for (const auto& x : run.benchmarks) names += x.name + "\n";
@@ -127,8 +127,8 @@ const results::Benchmark& must_find(const results::Run& run, const std::string& 
   return *b;
 }
 
-double counter(const results::Benchmark& b, const std::string& name) {
-  const results::CounterSeries* c = b.counter(name);
+double counter(const runjson::Benchmark& b, const std::string& name) {
+  const runjson::CounterSeries* c = b.counter(name);
   return c && !c->values.empty() ? c->values.front() : -1;
 }
 
@@ -137,7 +137,7 @@ double counter(const results::Benchmark& b, const std::string& name) {
 TEST_F(RealRanks, EveryCollectiveChecksAndReportsOnTwoRanks) {
   RunSummary s;
   ASSERT_EQ(run_suite(config("^comm/.*/bytes:4096/|^gemm/torch/fp32/square/M:64/", 2), &s), 0);
-  const results::Run run = load();
+  const runjson::Run run = load();
   EXPECT_EQ(run.context.at("gptbench_ranks"), "2");
   for (const char* op : {"all_reduce", "reduce_scatter", "all_gather", "broadcast", "all_to_all"}) {
     const auto& b = must_find(run, listed(std::string("comm/") + op + "/fp32/bytes:4096/ranks:2", 5));
@@ -160,7 +160,7 @@ TEST_F(RealRanks, EveryCollectiveChecksAndReportsOnTwoRanks) {
 TEST_F(RealRanks, DataParallelStepOnTwoRanks) {
   RunSummary s;
   ASSERT_EQ(run_suite(config("^model/train_step_dp/", 2), &s), 0);
-  const results::Run run = load();
+  const runjson::Run run = load();
   ASSERT_EQ(run.benchmarks.size(), 3u);
   for (const auto& b : run.benchmarks) {
     ASSERT_EQ(b.status, RunStatus::kOk) << b.name << ": " << b.message;
@@ -184,14 +184,14 @@ TEST_F(RealRanks, DataParallelStepOnTwoRanks) {
 
 // The all-reduce of 4 KiB on two ranks with rank 1 made to fail as `fault` says
 // (GPTBENCH_FAULT_RANK): the run's exit code is 1 and the benchmark is recorded as errored.
-results::Benchmark faulted_all_reduce(RealRanks& t, const char* fault, double timeout_s) {
+runjson::Benchmark faulted_all_reduce(RealRanks& t, const char* fault, double timeout_s) {
   ::setenv("GPTBENCH_FAULT_RANK", fault, 1);
   RunConfig c = t.config("^comm/all_reduce/fp32/bytes:4096/", 2);
   c.max_restarts = 1;
   c.benchmark_timeout_s = timeout_s;
   RunSummary s;
   EXPECT_EQ(run_suite(c, &s), 1);
-  results::Benchmark b = must_find(t.load(), listed("comm/all_reduce/fp32/bytes:4096/ranks:2", 5));
+  runjson::Benchmark b = must_find(t.load(), listed("comm/all_reduce/fp32/bytes:4096/ranks:2", 5));
   EXPECT_EQ(b.status, RunStatus::kErrored);
   return b;
 }
@@ -199,7 +199,7 @@ results::Benchmark faulted_all_reduce(RealRanks& t, const char* fault, double ti
 // A rank other than 0 crashes: every rank is stopped and the benchmark is recorded as crashed
 // by that rank.
 TEST_F(RealRanks, ACrashedRankIsRecordedAgainstTheBenchmark) {
-  const results::Benchmark b = faulted_all_reduce(*this, "1:abort", 0);
+  const runjson::Benchmark b = faulted_all_reduce(*this, "1:abort", 0);
   EXPECT_NE(b.message.find("rank 1 of 2"), std::string::npos) << b.message;
   EXPECT_NE(b.message.find("SIGABRT"), std::string::npos) << b.message;
 }
@@ -208,7 +208,7 @@ TEST_F(RealRanks, ACrashedRankIsRecordedAgainstTheBenchmark) {
 // benchmark as errored) or by the runner's (it kills the ranks), whichever comes first; both
 // are set to 8 s here.
 TEST_F(RealRanks, AHungCollectiveTimesOut) {
-  const results::Benchmark b = faulted_all_reduce(*this, "1:hang", 8);
+  const runjson::Benchmark b = faulted_all_reduce(*this, "1:hang", 8);
   std::string lower = b.message;
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return std::tolower(ch); });
   EXPECT_NE(lower.find("timed out"), std::string::npos) << b.message;

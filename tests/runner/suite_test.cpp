@@ -15,13 +15,13 @@
 
 #include "child.h"
 #include "gb_json.h"
-#include "results/load.h"
+#include "runjson/load.h"
 
 namespace gptbench::runner {
 namespace {
 
 namespace fs = std::filesystem;
-using results::RunStatus;
+using runjson::RunStatus;
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -70,7 +70,7 @@ class Suite : public ::testing::Test {
     return c;
   }
   // The merged file as gptbench-compare loads it (fails the test if it does not load).
-  results::Run load() const { return results::load_run_file(out_); }
+  runjson::Run load() const { return runjson::load_run_file(out_); }
   // Files of the kept parts directory.
   std::vector<fs::path> parts() const {
     std::vector<fs::path> files;
@@ -100,8 +100,8 @@ const char* kAlpha[] = {"alpha/one/iterations:1/manual_time", "alpha/two/iterati
 const char* kZeta[] = {"zeta/odd(name)[x]+1.5/iterations:1/manual_time",
                        "zeta/plain/iterations:1/manual_time"};
 
-void expect_ok(const results::Run& run, const std::string& name) {
-  const results::Benchmark* b = run.find(name);
+void expect_ok(const runjson::Run& run, const std::string& name) {
+  const runjson::Benchmark* b = run.find(name);
   ASSERT_NE(b, nullptr) << name << " missing";
   EXPECT_EQ(b->status, RunStatus::kOk) << name << ": " << b->message;
   EXPECT_EQ(b->repetitions.size(), 1u) << name;
@@ -112,7 +112,7 @@ TEST_F(Suite, EveryFamilyRunsAndMergesIntoOneDocument) {
   ASSERT_EQ(run_suite(config({}), &s), 0);
   EXPECT_EQ(s.total, 5u);
   EXPECT_EQ(s.reported, 5u);
-  const results::Run run = load();
+  const runjson::Run run = load();
   EXPECT_EQ(run.benchmarks.size(), 5u);
   for (const char* n : kAlpha) expect_ok(run, n);
   for (const char* n : kZeta) expect_ok(run, n);
@@ -128,7 +128,7 @@ TEST_F(Suite, FilterSelectsBenchmarksAcrossFamilies) {
   RunConfig c = config({});
   c.filter = "one|plain";
   ASSERT_EQ(run_suite(c), 0);
-  const results::Run run = load();
+  const runjson::Run run = load();
   ASSERT_EQ(run.benchmarks.size(), 2u);
   expect_ok(run, kAlpha[0]);
   expect_ok(run, kZeta[1]);
@@ -140,7 +140,7 @@ TEST_F(Suite, PeerFamiliesRunAfterTheBinarysAndMergeIntoTheSameDocument) {
   ASSERT_EQ(run_suite(with_peer(), &s), 0);
   EXPECT_EQ(s.total, 8u);
   EXPECT_EQ(s.reported, 8u);
-  const results::Run run = load();
+  const runjson::Run run = load();
   EXPECT_EQ(run.benchmarks.size(), 8u);
   for (const char* n : kAlpha) expect_ok(run, n);
   for (const char* n : kZeta) expect_ok(run, n);
@@ -166,12 +166,12 @@ TEST_F(Suite, PeerThatCannotListIsAnErrorAndWritesNothing) {
 
 // The fault costs one benchmark: the families before and after it, the benchmark before it
 // in its own family and the one after it (re-run in a fresh process) all have results.
-void check_one_fault(const results::Run& run, const std::string& kind, const std::string& reason) {
+void check_one_fault(const runjson::Run& run, const std::string& kind, const std::string& reason) {
   for (const char* n : kAlpha) expect_ok(run, n);
   for (const char* n : kZeta) expect_ok(run, n);
   expect_ok(run, "fault/ok/before/iterations:1/manual_time");
   expect_ok(run, "fault/ok/after/iterations:1/manual_time");
-  const results::Benchmark* crash = run.find("fault/" + kind + "/crash/iterations:1/manual_time");
+  const runjson::Benchmark* crash = run.find("fault/" + kind + "/crash/iterations:1/manual_time");
   ASSERT_NE(crash, nullptr);
   EXPECT_EQ(crash->status, RunStatus::kErrored);
   EXPECT_NE(crash->message.find(reason), std::string::npos) << crash->message;
@@ -217,7 +217,7 @@ TEST_F(Suite, FamilyDyingAtStartUpIsAbandonedAfterMaxRestarts) {
   EXPECT_EQ(run_suite(c, &s), 1);
   EXPECT_EQ(s.reported, 0u);
   EXPECT_EQ(s.errored, 8u);
-  const results::Run run = load();
+  const runjson::Run run = load();
   ASSERT_EQ(run.benchmarks.size(), 8u);
   EXPECT_NE(run.find(kAlpha[0])->message.find("crashed: the benchmark process ended with SIGSEGV"),
             std::string::npos);
@@ -257,7 +257,7 @@ TEST_F(Suite, SigintStopsAfterTheCurrentBenchmarkAndKeepsFinishedResults) {
   EXPECT_EQ(status.code, 130) << err;
   EXPECT_NE(err.find("stopping after the current benchmark"), std::string::npos) << err;
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(60));
-  const results::Run run = load();  // valid JSON that gptbench-compare loads
+  const runjson::Run run = load();  // valid JSON that gptbench-compare loads
   EXPECT_GE(run.benchmarks.size(), rows_at_signal + 1) << "the running benchmark was finished";
   EXPECT_LT(run.benchmarks.size(), 5u) << "the run stopped";
   for (const auto& b : run.benchmarks) EXPECT_EQ(b.status, RunStatus::kOk) << b.name;
@@ -273,7 +273,7 @@ TEST_F(Suite, SigtermStopsAtOnceAndStillWritesAValidFile) {
   while (runner.pump(-1, -1, nullptr, nullptr)) {
   }
   EXPECT_EQ(runner.wait().code, 130);
-  const results::Run run = load();
+  const runjson::Run run = load();
   EXPECT_EQ(run.benchmarks.size(), 1u);
   for (const auto& b : run.benchmarks) EXPECT_EQ(b.status, RunStatus::kOk) << b.name;
 }
@@ -338,11 +338,11 @@ TEST_F(Suite, RealGptbenchAbortCostsOnlyTheFaultingBenchmark) {
   c.filter = "^fault/|^gemm/torch/fp32/square/M:64/";
   RunSummary s;
   EXPECT_EQ(run_suite(c, &s), 1);
-  const results::Run run = load();
+  const runjson::Run run = load();
   EXPECT_EQ(run.context.at("gptbench_run_families"), "fault,gemm");
   expect_ok(run, "fault/ok/before/manual_time");
   expect_ok(run, "fault/ok/after/manual_time");
-  const results::Benchmark* crash = run.find("fault/abort/crash/manual_time");
+  const runjson::Benchmark* crash = run.find("fault/abort/crash/manual_time");
   ASSERT_NE(crash, nullptr);
   EXPECT_EQ(crash->status, RunStatus::kErrored);
   EXPECT_NE(crash->message.find("SIGABRT"), std::string::npos) << crash->message;

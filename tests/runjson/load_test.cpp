@@ -5,13 +5,13 @@
 #include <cmath>
 #include <string>
 
-#include "results/load.h"
+#include "runjson/load.h"
 
-namespace gptbench::results {
+namespace gptbench::runjson {
 namespace {
 
 // A Google Benchmark JSON file of the compare tool's fixtures (tests/compare/data/).
-std::string data_path(const std::string& name) { return std::string(GPTBENCH_RESULTS_TEST_DATA) + "/data/" + name; }
+std::string data_path(const std::string& name) { return std::string(GPTBENCH_RUNJSON_TEST_DATA) + "/data/" + name; }
 
 TEST(Load, RealGoogleBenchmark171RunWithRepetitionsAndAggregates) {
   const auto run = load_run_file(data_path("gb171_raw_reps.json"));
@@ -212,4 +212,4 @@ TEST(Load, ControlCharactersInNamesStayOnOneLine) {
 }
 
 }  // namespace
-}  // namespace gptbench::results
+}  // namespace gptbench::runjson

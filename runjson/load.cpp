@@ -1,4 +1,4 @@
-#include "results/load.h"
+#include "runjson/load.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -11,10 +11,10 @@
 #include <nlohmann/json.hpp>
 #include <simdjson.h>
 
-#include "results/json_text.h"
-#include "results/run_builder.h"
+#include "runjson/json_text.h"
+#include "runjson/run_builder.h"
 
-namespace gptbench::results {
+namespace gptbench::runjson {
 namespace {
 
 using nlohmann::json;
@@ -213,4 +213,4 @@ std::pair<Run, Run> load_run_files(const std::string& base_path, const std::stri
   return {std::move(base), contender.get()};
 }
 
-}  // namespace gptbench::results
+}  // namespace gptbench::runjson

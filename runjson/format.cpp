@@ -1,9 +1,9 @@
-#include "results/format.h"
+#include "runjson/format.h"
 
 #include <cmath>
 #include <cstdio>
 
-namespace gptbench::results {
+namespace gptbench::runjson {
 namespace {
 
 std::string printf_string(const char* format, double value) {
@@ -96,4 +96,4 @@ std::string markdown_escape(std::string_view text) {
   return out;
 }
 
-}  // namespace gptbench::results
+}  // namespace gptbench::runjson

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <utility>
 
-namespace gptbench::results {
+namespace gptbench::runjson {
 
 // A coordinate or length as the charts write it: fixed, one decimal ("12.5", "-0.0").
 std::string svg_number(double value);
@@ -49,4 +49,4 @@ class SvgWriter {
   std::ostream& out_;
 };
 
-}  // namespace gptbench::results
+}  // namespace gptbench::runjson

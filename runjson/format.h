@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-namespace gptbench::results {
+namespace gptbench::runjson {
 
 std::string format_time(double ns);          // "781 us", "1.23 ms" (3 significant digits)
 std::string format_si(double value);         // counters: "3.12T", "850k", "0.991"
@@ -15,4 +15,4 @@ std::string format_p_value(double p);        // "0.0004", "<1e-06"
 std::string html_escape(std::string_view text);
 std::string markdown_escape(std::string_view text);  // for table cells
 
-}  // namespace gptbench::results
+}  // namespace gptbench::runjson

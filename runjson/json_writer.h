@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace gptbench::results {
+namespace gptbench::runjson {
 
 class JsonWriter {
  public:
@@ -62,4 +62,4 @@ class JsonWriter {
   bool after_key_ = false;
 };
 
-}  // namespace gptbench::results
+}  // namespace gptbench::runjson

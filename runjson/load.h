@@ -10,9 +10,9 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "results/run.h"
+#include "runjson/run.h"
 
-namespace gptbench::results {
+namespace gptbench::runjson {
 
 class LoadError : public std::runtime_error {
  public:
@@ -42,4 +42,4 @@ Run load_run_file(const std::string& path);
 // the first file that fails, base first.
 std::pair<Run, Run> load_run_files(const std::string& base_path, const std::string& contender_path);
 
-}  // namespace gptbench::results
+}  // namespace gptbench::runjson

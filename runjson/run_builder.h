@@ -13,9 +13,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "results/run.h"
+#include "runjson/run.h"
 
-namespace gptbench::results {
+namespace gptbench::runjson {
 
 class RunBuilder {
  private:
@@ -159,4 +159,4 @@ class RunBuilder {
   std::vector<std::vector<int64_t>> seen_repetitions_;  // per benchmark
 };
 
-}  // namespace gptbench::results
+}  // namespace gptbench::runjson

@@ -1,10 +1,10 @@
-#include "results/json_writer.h"
+#include "runjson/json_writer.h"
 
 #include <array>
 #include <charconv>
 #include <cmath>
 
-namespace gptbench::results {
+namespace gptbench::runjson {
 namespace {
 
 // Printable ASCII with nothing to escape: the common case for benchmark names,
@@ -130,4 +130,4 @@ void JsonWriter::value(const nlohmann::json& document) {
   out_.append(text, begin);
 }
 
-}  // namespace gptbench::results
+}  // namespace gptbench::runjson

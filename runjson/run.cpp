@@ -1,10 +1,10 @@
-#include "results/run.h"
+#include "runjson/run.h"
 
 #include <cstddef>
 #include <cstring>
 #include <iterator>
 
-namespace gptbench::results {
+namespace gptbench::runjson {
 
 namespace {
 
@@ -107,4 +107,4 @@ std::string first_difference(const Run& a, const Run& b) {
   return "";
 }
 
-}  // namespace gptbench::results
+}  // namespace gptbench::runjson

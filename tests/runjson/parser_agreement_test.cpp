@@ -15,10 +15,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "results/json_text.h"
-#include "results/load.h"
+#include "runjson/json_text.h"
+#include "runjson/load.h"
 
-namespace gptbench::results {
+namespace gptbench::runjson {
 namespace {
 
 // The run, or the error message.
@@ -82,7 +82,7 @@ void expect_agreement(const std::string& text, const std::string& what) {
 }
 
 TEST(ParserAgreement, EveryCommittedInput) {
-  const std::filesystem::path root(GPTBENCH_RESULTS_TEST_DATA);
+  const std::filesystem::path root(GPTBENCH_RUNJSON_TEST_DATA);
   int files = 0;
   for (const char* dir : {"data", "corpus"}) {
     for (const auto& entry : std::filesystem::recursive_directory_iterator(root / dir)) {
@@ -117,4 +117,4 @@ TEST(ParserAgreement, NumberAndSyntaxEdgeCases) {
 }
 
 }  // namespace
-}  // namespace gptbench::results
+}  // namespace gptbench::runjson

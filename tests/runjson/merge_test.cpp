@@ -1,10 +1,10 @@
 // Merging per-round runs into one run with repetitions.
 #include <gtest/gtest.h>
 
-#include "results/load.h"
-#include "results/merge.h"
+#include "runjson/load.h"
+#include "runjson/merge.h"
 
-namespace gptbench::results {
+namespace gptbench::runjson {
 namespace {
 
 std::string round_json(double a_time, const char* extra = "") {
@@ -52,4 +52,4 @@ TEST(Merge, ErroredRoundsStayVisible) {
 }
 
 }  // namespace
-}  // namespace gptbench::results
+}  // namespace gptbench::runjson

@@ -1,4 +1,4 @@
-#include "results/run_builder.h"
+#include "runjson/run_builder.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,9 +6,9 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "results/json_text.h"
+#include "runjson/json_text.h"
 
-namespace gptbench::results {
+namespace gptbench::runjson {
 namespace {
 
 // Fields of a benchmark row that are not user counters.
@@ -376,4 +376,4 @@ bool RunBuilder::finish() {
   }
   return true;
 }
-}  // namespace gptbench::results
+}  // namespace gptbench::runjson

@@ -1,5 +1,5 @@
 // The median and quantiles of a sample. Header-only: any target includes it by path
-// (#include "results/median.h") without linking gptbench_results.
+// (#include "runjson/median.h") without linking gptbench_runjson.
 #pragma once
 
 #include <algorithm>
@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-namespace gptbench::results {
+namespace gptbench::runjson {
 
 // The q-quantile of `values` (q in [0, 1]): linear interpolation between the two sorted values
 // around position q * (n - 1), as numpy's default. NaN for an empty input.
@@ -27,4 +27,4 @@ inline double quantile(std::vector<double> values, double q) {
 // (lower + (upper - lower) / 2). NaN for an empty input.
 inline double median(std::vector<double> values) { return quantile(std::move(values), 0.5); }
 
-}  // namespace gptbench::results
+}  // namespace gptbench::runjson

@@ -1,9 +1,9 @@
-#include "results/json_text.h"
+#include "runjson/json_text.h"
 
 #include <cstdio>
 #include <limits>
 
-namespace gptbench::results {
+namespace gptbench::runjson {
 namespace {
 
 constexpr std::string_view kNonfiniteTokens[] = {"-Infinity", "Infinity", "NaN"};
@@ -100,4 +100,4 @@ std::string printable(std::string_view text, size_t max_length, bool escape_non_
   return out;
 }
 
-}  // namespace gptbench::results
+}  // namespace gptbench::runjson

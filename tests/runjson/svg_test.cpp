@@ -1,13 +1,13 @@
-// The SVG elements the tools' HTML pages are drawn with (results/svg.h).
+// The SVG elements the tools' HTML pages are drawn with (runjson/svg.h).
 #include <gtest/gtest.h>
 
 #include <cfloat>
 #include <sstream>
 #include <string>
 
-#include "results/svg.h"
+#include "runjson/svg.h"
 
-namespace gptbench::results {
+namespace gptbench::runjson {
 namespace {
 
 TEST(Svg, NumbersHaveOneDecimal) {
@@ -35,4 +35,4 @@ TEST(Svg, AttributesInTheOrderGivenAndTextEscaped) {
 }
 
 }  // namespace
-}  // namespace gptbench::results
+}  // namespace gptbench::runjson

@@ -1,10 +1,10 @@
-#include "results/merge.h"
+#include "runjson/merge.h"
 
 #include <unordered_map>
 
-#include "results/load.h"
+#include "runjson/load.h"
 
-namespace gptbench::results {
+namespace gptbench::runjson {
 
 using nlohmann::json;
 
@@ -44,4 +44,4 @@ nlohmann::json merge_run_files(const std::vector<std::string>& paths) {
   return merge_runs(inputs);
 }
 
-}  // namespace gptbench::results
+}  // namespace gptbench::runjson

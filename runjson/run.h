@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace gptbench::results {
+namespace gptbench::runjson {
 
 // Whether a benchmark ran, or was stopped by SkipWithError / SkipWithMessage; in order of
 // severity (a benchmark keeps the worst status among its rows).
@@ -78,4 +78,4 @@ struct Run {
 // NaN equals NaN. Empty when they do, else where they first differ.
 std::string first_difference(const Run& a, const Run& b);
 
-}  // namespace gptbench::results
+}  // namespace gptbench::runjson

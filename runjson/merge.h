@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace gptbench::results {
+namespace gptbench::runjson {
 
 struct NamedText {
   std::string source;
@@ -26,4 +26,4 @@ nlohmann::json merge_runs(const std::vector<NamedText>& inputs);
 // Reads the files and merges them.
 nlohmann::json merge_run_files(const std::vector<std::string>& paths);
 
-}  // namespace gptbench::results
+}  // namespace gptbench::runjson

@@ -1,11 +1,11 @@
-#include "results/svg.h"
+#include "runjson/svg.h"
 
 #include <charconv>
 #include <utility>
 
-#include "results/format.h"
+#include "runjson/format.h"
 
-namespace gptbench::results {
+namespace gptbench::runjson {
 
 std::string svg_number(double value) {
   // std::to_chars (a page of many charts formats millions of them); room for every double in
@@ -44,4 +44,4 @@ void SvgWriter::open(const char* name, SvgAttributes attributes) {
 
 void SvgWriter::close(const char* name) { out_ << "</" << name << '>'; }
 
-}  // namespace gptbench::results
+}  // namespace gptbench::runjson

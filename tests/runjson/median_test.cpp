@@ -1,13 +1,13 @@
-// The one median and quantile of the project (results/median.h).
+// The one median and quantile of the project (runjson/median.h).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 #include <vector>
 
-#include "results/median.h"
+#include "runjson/median.h"
 
-namespace gptbench::results {
+namespace gptbench::runjson {
 namespace {
 
 TEST(Median, MiddleValueOrHalfwayBetweenTheTwoMiddleOnes) {
@@ -30,4 +30,4 @@ TEST(Median, QuantileInterpolatesLinearly) {
 }
 
 }  // namespace
-}  // namespace gptbench::results
+}  // namespace gptbench::runjson

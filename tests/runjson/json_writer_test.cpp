@@ -11,9 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "results/json_writer.h"
+#include "runjson/json_writer.h"
 
-namespace gptbench::results {
+namespace gptbench::runjson {
 namespace {
 
 using nlohmann::json;
@@ -101,4 +101,4 @@ TEST(JsonWriter, InvalidUtf8IsRejectedAsDumpRejectsIt) {
 }
 
 }  // namespace
-}  // namespace gptbench::results
+}  // namespace gptbench::runjson

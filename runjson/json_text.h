@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace gptbench::results {
+namespace gptbench::runjson {
 
 // Rewrites bare NaN, Infinity and -Infinity tokens outside strings into the
 // strings "NaN", "Infinity", "-Infinity". Returns nullopt when there is none
@@ -30,4 +30,4 @@ TextPosition position_of(std::string_view text, size_t offset);
 // may not be UTF-8, such as a parser's "last read" excerpt).
 std::string printable(std::string_view text, size_t max_length = 120, bool escape_non_ascii = false);
 
-}  // namespace gptbench::results
+}  // namespace gptbench::runjson
