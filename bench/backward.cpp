@@ -22,7 +22,8 @@
 //           "fwd_ms" is that forward time.
 //   verify: the same code on one sequence (B = 1) against float64 (on the GPU for GPU runs) with
 //           the same inputs and parameters: the output and two gradients.
-//   names:  backward/<component>/<precision>/<fwd|fwd_bwd>/<model>/B:b/T:t
+//   names:  backward/<component>/<precision>/<fwd|fwd_bwd>/<model>/B:b/T:t/launch:<graph|eager>
+//           (graph: replays of the call captured in a CUDA graph, device time; eager: as launched)
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/nn/module.h>
@@ -52,6 +53,7 @@ struct Problem {
   std::vector<at::Tensor> leaves;
   std::function<at::Tensor()> forward;
   at::Tensor dout;                   // output gradient; undefined for a scalar loss
+  at::Tensor out;                    // the last call's output (detached: no graph kept alive)
   std::shared_ptr<void> keep;        // modules and data the forward refers to
   Cost fwd_cost, bwd_cost;
   // Drops the gradients (the shared model's would otherwise outlive the case).
@@ -205,6 +207,7 @@ void run_problem(Problem& p, bool backward, Precision precision, c10::Device dev
   if (backward)
     for (auto& t : p.leaves) t.mutable_grad().reset();
   at::Tensor out = p.forward();
+  p.out = out.detach();
   if (!backward) return;
   if (!p.dout.defined()) {
     out.backward();
@@ -262,6 +265,11 @@ Case make_backward_case(const Setup& s, const std::string& precision, bool backw
   const Precision prec = parse_precision(precision);
   Case c;
   c.run = [p, backward, prec, device] { run_problem(*p, backward, prec, device); };
+  c.outputs = [p] {
+    std::vector<at::Tensor> v = {p->out};
+    for (const auto& t : p->leaves) v.push_back(t.grad());
+    return v;
+  };
   c.verify = [s, precision, backward, device] {
     return verify_problem(s, precision, backward, device);
   };
@@ -316,6 +324,7 @@ GPTBENCH_FAMILY(backward, const SuiteInputs& in) {
                                              s.model.name})
                           .axis("B", s.batch).axis("T", s.seq);
           spec.unit = s.component == "model" ? benchmark::kMillisecond : benchmark::kMicrosecond;
+          spec.graph_form = true;  // autograd records (and runs) on the host between kernels
           spec.make = [s, precision, backward, device = in.device] {
             return make_backward_case(s, precision, backward, device);
           };

@@ -10,12 +10,14 @@
 //           the branch (b), writes h (4) and y (b): rows·C·(8 + 2b); forward+backward adds
 //           reading dy (b), h (4) and h's gradient (4), writing dx (4) and the branch's
 //           gradient (b): rows·C·(20 + 4b) in all. %peak of the measured copy bandwidth.
-//   names:  layernorm/<impl>/<dtype>/<fwd|fwd_bwd>/rows:R/cols:C
+//   names:  layernorm/<impl>/<dtype>/<fwd|fwd_bwd>/rows:R/cols:C, and fwd_bwd's with a last
+//           launch:<graph|eager> (graph: replays of a CUDA graph of the call, device time)
 #include <ATen/ATen.h>
 #include <torch/autograd.h>
 
 #include <memory>
 #include <set>
+#include <vector>
 #include <string>
 
 #include "fixtures/bench_name.h"
@@ -36,17 +38,19 @@ struct State {
   at::Tensor x, branch, gamma, beta, gh, gy;
   AddLayerNorm out;
   bool fused = false, bf16 = false, backward = false;
-  // One call; with the backward, the gradients are left in place when keep_grads (else
-  // dropped, so each call writes fresh ones as in training).
-  void run(bool keep_grads = false) {
+  // One call; with the backward, the previous call's gradients are dropped first, so each call
+  // writes fresh ones as in training, and this call's stay readable after it.
+  void run() {
     // bf16 autocast where the step has it (CUDA); on the CPU the composition runs as it is.
     PrecisionScope scope(bf16 && x.is_cuda() ? Precision::kBf16 : Precision::kFp32, x.device());
+    if (backward) clear_grads();
     out = fused ? fused_add_layernorm(x, branch, gamma, beta, kEps)
                 : torch_add_layernorm(x, branch, gamma, beta, kEps);
-    if (backward) {
-      torch::autograd::backward({out.h, out.y}, {gh, gy});
-      if (!keep_grads) clear_grads();
-    }
+    if (backward) torch::autograd::backward({out.h, out.y}, {gh, gy});
+  }
+  // What one call leaves written: h and y, and with the backward the four gradients.
+  std::vector<at::Tensor> outputs() const {
+    return {out.h, out.y, x.grad(), branch.grad(), gamma.grad(), beta.grad()};
   }
   void clear_grads() {
     for (auto* t : {&x, &branch, &gamma, &beta}) t->mutable_grad() = at::Tensor();
@@ -58,7 +62,7 @@ struct State {
 // arithmetic ~1e-6 → 1e-4; bf16 outputs are rounded to 8 significant bits → 1e-2.
 std::string verify_sample(State& st) {
   st.backward = true;
-  st.run(/*keep_grads=*/true);
+  st.run();
   const auto xg = st.x.grad().detach();
   st.clear_grads();
   const int64_t rows = st.x.size(0), n = std::min<int64_t>(rows, 64);
@@ -99,6 +103,7 @@ Case make_case(const std::string& impl, const std::string& dtype, bool backward,
     st->backward = backward;
     st->run();
   };
+  c.outputs = [st] { return st->outputs(); };
   const double b = static_cast<double>(at::elementSize(low));
   const double n = static_cast<double>(rows) * static_cast<double>(cols);
   c.cost.bytes = n * (backward ? 20 + 4 * b : 8 + 2 * b);
@@ -120,6 +125,7 @@ GPTBENCH_FAMILY(layernorm, const SuiteInputs& in) {
           spec.name = BenchName("layernorm", {impl, dtype, backward ? "fwd_bwd" : "fwd"})
                           .axis("rows", in.tokens()).axis("cols", cols);
           spec.needs_cuda_kernels = impl == "fused";
+          spec.graph_form = backward;  // autograd's host work between the two passes
           spec.make = [impl, dtype, backward, rows = in.tokens(), cols, device = in.device] {
             return make_case(impl, dtype, backward, rows, cols, device);
           };

@@ -14,7 +14,9 @@
 //           Adafactor 24 on matrices (three passes), 32 on vectors; bf16 gradients save 2 B per
 //           gradient read. %peak divides by the measured copy bandwidth.
 //   counters: bytes/param, state_bytes, params.
-//   names:  optim/<impl>/<fp32|bf16grad>/model:<size>
+//   names:  optim/<impl>/<fp32|bf16grad>/model:<size>; torch_adamw and torch_fused_adamw add a
+//           last launch:<graph|eager> (graph: the step captured in a CUDA graph and replayed,
+//           device time; torch_adamw's host step count is the captured one in every replay)
 // Verification: one step against our reference path on a copy of the parameters (check_close
 // per tensor), before anything is timed.
 #include <ATen/ATen.h>
@@ -118,6 +120,22 @@ Case make_optim_case(const std::string& impl, const std::string& grads, const GP
     auto opt = std::make_shared<torch::optim::AdamW>(pr->params, torch::optim::AdamWOptions(1e-3));
     cs.run = [opt] { opt->step(); };
     cs.counters["state_bytes"] = 8 * n;
+    // The graph form: the moments are state; the step count lives on the host, per parameter.
+    cs.state = [pr, opt] {
+      std::vector<at::Tensor> v = pr->params;
+      for (const auto& [key, st] : opt->state()) {
+        auto& s = static_cast<torch::optim::AdamWParamState&>(*st);
+        v.push_back(s.exp_avg());
+        v.push_back(s.exp_avg_sq());
+      }
+      return v;
+    };
+    cs.rewind = [opt] {
+      for (const auto& [key, st] : opt->state()) {
+        auto& s = static_cast<torch::optim::AdamWParamState&>(*st);
+        s.step(s.step() - 1);
+      }
+    };
   } else if (impl == "torch_fused_adamw") {
     auto m = std::make_shared<std::vector<at::Tensor>>(), v = std::make_shared<std::vector<at::Tensor>>();
     auto steps = std::make_shared<std::vector<at::Tensor>>();
@@ -133,6 +151,11 @@ Case make_optim_case(const std::string& impl, const std::string& grads, const GP
                         o.weight_decay, o.eps, /*amsgrad=*/false, /*maximize=*/false);
     };
     cs.counters["state_bytes"] = 8 * n;
+    cs.state = [pr, m, v, steps] {  // the step counts are device tensors: all state is here
+      std::vector<at::Tensor> all = pr->params;
+      for (const auto* list : {m.get(), v.get(), steps.get()}) all.insert(all.end(), list->begin(), list->end());
+      return all;
+    };
   } else {
     const OptimBackend backend = impl == "adafactor_ref" ? OptimBackend::kReference : OptimBackend::kAuto;
     std::shared_ptr<FusedOptimizer> opt = make_ours(base, pr->params, backend);
@@ -140,6 +163,8 @@ Case make_optim_case(const std::string& impl, const std::string& grads, const GP
     cs.counters["state_bytes"] = static_cast<double>(opt->state_bytes());
   }
   cs.counters["bytes/param"] = cs.cost.bytes / n;
+  if (cs.state) cs.outputs = [pr] { return pr->params; };
+  else cs.no_graph_reason = "the step count and moments live inside the optimizer";
 
   // One step from the initial state, compared with our reference path stepped on a copy.
   cs.verify = [pr, run = cs.run, base, impl] {
@@ -177,6 +202,8 @@ GPTBENCH_FAMILY(optimizers, const SuiteInputs& in) {
       // their reference path.
       spec.needs_cuda_kernels =
           gpu && (impl == "adamw" || impl == "adam8bit" || impl == "adafactor" || impl == "lion");
+      // LibTorch's optimizers launch per tensor from the host: a graph form beside them.
+      spec.graph_form = impl == "torch_adamw" || impl == "torch_fused_adamw";
       spec.make = [impl = impl, grads = grads, model, device = in.device] {
         return make_optim_case(impl, grads, model, device);
       };

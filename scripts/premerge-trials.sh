@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
 # Repeats the pre-merge check to measure its error rates: A/A trials (same binary both sides)
 # must report no regression; trials with a planted slowdown (--new-arg=--gptbench_slowdown=...)
-# must report exactly the planted benchmark. One line per trial, then a summary.
+# must report exactly the planted benchmarks. One line per trial, then a summary.
 #   scripts/premerge-trials.sh N LABEL OUT_DIR -- PREMERGE_ARGS...
-# e.g. scripts/premerge-trials.sh 10 aa results/trials -- --base-bin build/gptbench --new-bin build/gptbench
+#   scripts/premerge-trials.sh N LABEL OUT_DIR --plant K:PCT:RUN.json -- PREMERGE_ARGS...
+# e.g. scripts/premerge-trials.sh 3 aa results/trials -- --base-bin build/gptbench --new-bin build/gptbench
+# --plant: trial i plants PCT % on K benchmarks drawn at random (seed i) from those of RUN.json
+# (an earlier run of the same subset, e.g. an A/A trial's base.json) that took >= 20 us and are
+# not informational eager rows; the line says how many of the K were caught and what else was
+# reported. Planted names go to OUT_DIR/LABEL-i.planted.
 set -uo pipefail
-n=${1:?usage: premerge-trials.sh N LABEL OUT_DIR -- PREMERGE_ARGS...}
+n=${1:?usage: premerge-trials.sh N LABEL OUT_DIR [--plant K:PCT:RUN.json] -- PREMERGE_ARGS...}
 label=${2:?label}
 out=${3:?out dir}
 shift 3
+plant=''
+if [[ "${1:-}" == --plant ]]; then plant=${2:?--plant K:PCT:RUN.json}; shift 2; fi
 [[ "${1:-}" == -- ]] && shift
 root=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out"
@@ -16,22 +23,16 @@ summary="$out/$label-trials.txt"
 : > "$summary"
 for ((i = 1; i <= n; i++)); do
   dir="$out/$label-$i"
+  extra=()
+  if [[ -n "$plant" ]]; then
+    regex=$(python3 "$root/scripts/plant_pick.py" "$plant" "$i" "$dir.planted") || exit 2
+    extra=(--new-arg="--gptbench_slowdown=$regex")
+  fi
   start=$(date +%s%N)
-  bash "$root/scripts/premerge.sh" --out "$dir" --seed "$i" "$@" > "$dir.stdout" 2> "$dir.stderr"
+  bash "$root/scripts/premerge.sh" --out "$dir" --seed "$i" "${extra[@]}" "$@" > "$dir.stdout" 2> "$dir.stderr"
   code=$?
   wall=$(( ($(date +%s%N) - start) / 1000000 ))
-  verdicts=$(python3 - "$dir/report.json" <<'PY'
-import json, sys, collections
-try:
-    r = json.load(open(sys.argv[1]))
-except Exception as e:
-    print("no report (%s)" % e); sys.exit()
-rows = r.get("results", r.get("benchmarks", []))
-count = collections.Counter(x.get("verdict", "?") for x in rows)
-reg = [x["name"] for x in rows if x.get("verdict") in ("regression", "broken")]
-print(" ".join("%s=%d" % kv for kv in sorted(count.items())), "| regressions:", ",".join(reg) or "-")
-PY
-)
+  verdicts=$(python3 "$root/scripts/trial_verdicts.py" "$dir/report.json" "${plant:+$dir.planted}")
   printf '%s %2d exit=%d wall=%d.%03ds %s\n' "$label" "$i" "$code" $((wall / 1000)) $((wall % 1000)) "$verdicts" \
     | tee -a "$summary"
 done

@@ -42,13 +42,15 @@
 # directory. Reports: OUT/report.md, OUT/report.json, OUT/report.html; the text report to stdout.
 set -euo pipefail
 
-# Default subsets. GPU (50 benchmarks, every family; docs/premerge.md): GPT-2 small's forward
+# Default subsets. GPU (61 benchmarks, every family; docs/premerge.md): GPT-2 small's forward
 # GEMMs and the MLP-up gradients (torch, cublaslt), softmax on attention and vocabulary rows,
 # the loss, the pre-LN step, causal attention at L=1024 (sdpa_flash, sdpa_cudnn, our portable
 # and Hopper kernels; flash_sm90 is skipped off compute capability 9.0), three
-# backward components, six optimizers (host-bound torch_adamw included) and one training step.
+# backward components, six optimizers and one training step. Rows with a launch:graph form
+# (forward+backward through autograd, LibTorch's optimizers) are gated on it; their
+# launch:eager rows are reported, informational (docs/premerge.md).
 # CPU: the tiny model's counterparts that finish in seconds on 2 cores.
-readonly kGpuFilter='^(gemm/(torch|cublaslt)/bf16/small\.([a-z_]+\.fwd|mlp_up\.(dgrad|wgrad))/|softmax/(torch|fused)/bf16/(fwd|bwd)/attn\.small/rows:98304/|softmax/(torch|fused)/bf16/fwd/vocab/|loss/(torch|fused)/bf16/|layernorm/(torch|fused)/bf16/|attention/(sdpa_flash|sdpa_cudnn|flash|flash_sm90)/bf16/causal/(fwd/B:8/H:12/L:1024/d:64|(fwd|fwd_bwd)/B:8/H:12/L:1024/d:128)|backward/(block|mlp|attention\.sdpa)/bf16/fwd_bwd/small/B:8/T:1024|optim/(adamw|adam8bit|adafactor|lion|torch_adamw|torch_fused_adamw)/fp32/model:small$|model/train_step/small/bf16/B:8/T:1024/opt:adamw/attn:sdpa/head:fused/blocks:fused/accum:1/mode:graph)'
+readonly kGpuFilter='^(gemm/(torch|cublaslt)/bf16/small\.([a-z_]+\.fwd|mlp_up\.(dgrad|wgrad))/|softmax/(torch|fused)/bf16/(fwd|bwd)/attn\.small/rows:98304/|softmax/(torch|fused)/bf16/fwd/vocab/|loss/(torch|fused)/bf16/|layernorm/(torch|fused)/bf16/|attention/(sdpa_flash|sdpa_cudnn|flash|flash_sm90)/bf16/causal/(fwd/B:8/H:12/L:1024/d:64|(fwd|fwd_bwd)/B:8/H:12/L:1024/d:128)|backward/(block|mlp|attention\.sdpa)/bf16/fwd_bwd/small/B:8/T:1024|optim/(adamw|adam8bit|adafactor|lion|torch_adamw|torch_fused_adamw)/fp32/model:small(/launch:(graph|eager))?$|model/train_step/small/bf16/B:8/T:1024/opt:adamw/attn:sdpa/head:fused/blocks:fused/accum:1/mode:graph)'
 readonly kCpuFilter='^(gemm/torch/fp32/tiny\.(qkv|mlp_up)\.|softmax/(naive|torch)/fp32/fwd/attn\.tiny/|loss/torch/fp32/|layernorm/torch/fp32/|attention/(naive|sdpa_math)/fp32/causal/fwd/B:2/H:4/L:32/d:32|backward/(block|mlp)/fp32/fwd_bwd/tiny/|optim/[^/]+/fp32/model:tiny|model/checkpointing/tiny/fp32/B:2/T:64/opt:torch_fused/ckpt:none)'
 # The worker path is meant to catch ~3% slowdowns of stable GPU benchmarks; CPU timings of a
 # shared machine move by far more than that between processes (docs/premerge.md).

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Device rows against eager rows, and the pre-merge gate's power, on a GPU host (docs/premerge.md,
+# docs/usage.md "Device rows and eager rows"). Builds what it needs (scripts/gpu-env.sh), then
+# runs the steps named, in order, writing under $OUT:
+#   tests        the graph-form and worker tests (GPU ones included)        -> tests.log
+#   rows         the host-bound cases, graph and eager, 5 repetitions       -> rows.json
+#   aa N         N A/A pre-merge checks of the default subset               -> trials/aa-*
+#   plant N      N checks, 3% planted on 10 drawn benchmarks (seeds 1..N)   -> trials/plant-*
+#   gemm N       the torch and cuBLASLt GEMM rows in N processes, with traces -> gemm-*/
+#   suite        the default suite, timed                                   -> suite.json
+#   peers        the peer runner's device-time rows                         -> peers.json
+#   scripts/gpu-device-time.sh tests rows aa 3
+set -uo pipefail
+source "$(dirname "$0")/gpu-env.sh"
+B=$GPTBENCH_BUILD_DIR
+t0=$(date +%s)
+GPTBENCH_TARGETS="gptbench gptbench_tests gptbench-compare gptbench-premerge gptbench-run" \
+  "$ROOT/gptbench.sh" build > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
+echo "build: $(( $(date +%s) - t0 )) s"
+ROWS='^(backward/(block|mlp|attention\.sdpa|model)/bf16/fwd_bwd/small/B:8/T:1024|layernorm/(torch|fused)/bf16/fwd_bwd/|optim/torch_(fused_)?adamw/fp32/model:small/|attention/(sdpa_flash|sdpa_cudnn|flash_sm90)/bf16/causal/fwd_bwd/B:8/H:12/L:1024/d:128/)'
+while [ $# -gt 0 ]; do
+  step=$1; shift
+  s0=$(date +%s)
+  case "$step" in
+    tests)
+      (cd "$B" && ./gptbench_tests --gtest_filter='GraphForm*:Plant*:Worker*' > "$OUT/tests.log" 2>&1)
+      echo "tests rc=$?"; grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED  \]" "$OUT/tests.log" | tail -15 ;;
+    rows)
+      "$B/gptbench" --benchmark_filter="$ROWS" --benchmark_repetitions=5 --benchmark_min_time=0.2 \
+        --benchmark_out="$OUT/rows.json" --benchmark_out_format=json > "$OUT/rows.txt" 2> "$OUT/rows.err"
+      echo "rows rc=$?"; grep -E "median|error|skipped" "$OUT/rows.txt" | cut -c1-160 ;;
+    aa|plant)
+      n=$1; shift
+      plant=()
+      [ "$step" = plant ] && plant=(--plant "10:3:$OUT/trials/aa-1/base.json")
+      bash "$ROOT/scripts/premerge-trials.sh" "$n" "$step" "$OUT/trials" "${plant[@]}" -- \
+        --base-bin "$B" --new-bin "$B" > /dev/null 2>&1
+      cat "$OUT/trials/$step-trials.txt" ;;
+    gemm)
+      n=$1; shift
+      for ((i = 1; i <= n; i++)); do
+        mkdir -p "$OUT/gemm-$i"
+        "$B/gptbench" --benchmark_filter='^gemm/(torch|cublaslt)/bf16/small\.[a-z_]+\.fwd/' \
+          --benchmark_repetitions=5 --benchmark_min_time=0.1 --gptbench_profile="$OUT/gemm-$i/trace" \
+          --benchmark_out="$OUT/gemm-$i/run.json" --benchmark_out_format=json > "$OUT/gemm-$i/run.txt" 2>&1
+      done
+      python3 "$ROOT/scripts/gemm_processes.py" "$OUT"/gemm-* | tee "$OUT/gemm-processes.txt" ;;
+    suite)
+      "$B/gptbench" --benchmark_out="$OUT/suite.json" --benchmark_out_format=json \
+        > "$OUT/suite.txt" 2> "$OUT/suite.err"
+      echo "suite rc=$? rows=$(grep -c manual_time "$OUT/suite.txt")" ;;
+    peers)
+      (cd "$ROOT" && timeout 400 python3 -m peers --benchmark_out="$OUT/peers.json" \
+        --benchmark_filter='fwd_bwd|optim' --benchmark_min_time=0.2 > "$OUT/peers.txt" 2> "$OUT/peers.err")
+      echo "peers rc=$?"; grep -E "launch|error" "$OUT/peers.txt" | cut -c1-160 | head -30 ;;
+    *) echo "unknown step $step"; exit 2 ;;
+  esac
+  echo "$step: $(( $(date +%s) - s0 )) s"
+done

@@ -1,0 +1,34 @@
+"""One pre-merge trial's line for scripts/premerge-trials.sh: verdict counts, the regressions,
+and with a planted-names file, how many planted benchmarks were caught and what else was reported.
+
+    python3 scripts/trial_verdicts.py REPORT.json [PLANTED_FILE]
+"""
+import collections
+import json
+import sys
+
+
+def main(argv):
+    try:
+        report = json.load(open(argv[1]))
+    except Exception as e:  # a missing or broken report is the trial's result, not a crash
+        print("no report (%s)" % e)
+        return
+    rows = report.get("results", report.get("benchmarks", []))
+    count = collections.Counter(x.get("verdict", "?") for x in rows)
+    reg = [x["name"].removesuffix("/manual_time") for x in rows
+           if x.get("verdict") in ("regression", "broken")]
+    line = " ".join("%s=%d" % kv for kv in sorted(count.items()))
+    if len(argv) > 2 and argv[2]:
+        planted = set(open(argv[2]).read().split())
+        caught = [n for n in reg if n in planted]
+        other = [n for n in reg if n not in planted]
+        line += " | planted caught %d/%d | other regressions: %s" % (
+            len(caught), len(planted), ",".join(other) or "-")
+    else:
+        line += " | regressions: " + (",".join(reg) or "-")
+    print(line)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
