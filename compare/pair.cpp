@@ -6,19 +6,6 @@ namespace gptbench::compare {
 using runjson::Benchmark;
 using runjson::Run;
 
-namespace {
-
-std::string join_path(const std::vector<std::string>& segments) {
-  std::string out;
-  for (size_t i = 0; i < segments.size(); ++i) {
-    if (i > 0) out.push_back('/');
-    out += segments[i];
-  }
-  return out;
-}
-
-}  // namespace
-
 NameFilter::NameFilter(const std::string& pattern) {
   if (!pattern.empty()) regex_.emplace(pattern, std::regex::ECMAScript | std::regex::optimize);
 }
@@ -37,6 +24,15 @@ std::vector<std::string> split_path(const std::string& name) {
     start = slash + 1;
   }
   return segments;
+}
+
+std::string join_path(const std::vector<std::string>& segments) {
+  std::string out;
+  for (size_t i = 0; i < segments.size(); ++i) {
+    if (i > 0) out.push_back('/');
+    out += segments[i];
+  }
+  return out;
 }
 
 std::string family_of(const std::string& name) { return name.substr(0, name.find('/')); }

@@ -46,6 +46,9 @@ Pairing pair_by_impl(const runjson::Run& run, const std::string& impl_a, const s
 // "a/b/c" -> {"a", "b", "c"}.
 std::vector<std::string> split_path(const std::string& name);
 
+// {"a", "b", "c"} -> "a/b/c".
+std::string join_path(const std::vector<std::string>& segments);
+
 // First path segment: the benchmark family.
 std::string family_of(const std::string& name);
 

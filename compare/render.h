@@ -18,7 +18,8 @@ std::string render_json(const Report& report);
 std::string render_html(const Report& report);
 
 // Shared by the renderers: results whose verdict is worth listing first
-// (regression, broken, improvement), in that order.
+// (regression, broken, improvement), in that order, then the informational rows'
+// regressions and improvements.
 std::vector<const PairResult*> notable_results(const Report& report);
 
 // "alpha 0.05, correction holm (7 pairs, p < 0.00833 needed)" or
@@ -37,7 +38,16 @@ bool shows_processes(const Report& report);
 // processes, "11.2% (3/3)"; "-" when neither side has 2 processes.
 std::string process_cell(const MetricComparison& metric);
 
-// Why a pair got its verdict: the status message or the time's reason, then the clock note.
+// The MDE column's cell: "2.0%", "none" when no change could have been detected, "-" when not
+// judged.
+std::string mde_cell(const MetricComparison& metric);
+
+// The verdict as the tables show it: "regression", or "regression (informational)" for an
+// informational row.
+std::string verdict_label(const PairResult& result);
+
+// Why a pair got its verdict: for an informational row first why it does not gate, then the
+// status message or the time's reason, then the clock note.
 std::string verdict_reason(const PairResult& result);
 
 }  // namespace gptbench::compare

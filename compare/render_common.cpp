@@ -1,7 +1,9 @@
 #include "render.h"
 
+#include <cmath>
 #include <cstdio>
 
+#include "launch_axis.h"
 #include "runjson/format.h"
 
 namespace gptbench::compare {
@@ -9,9 +11,11 @@ using runjson::format_percent;
 
 std::vector<const PairResult*> notable_results(const Report& report) {
   std::vector<const PairResult*> out;
-  for (Verdict verdict : {Verdict::kRegression, Verdict::kBroken, Verdict::kImprovement}) {
-    for (const PairResult& result : report.results) {
-      if (result.verdict == verdict) out.push_back(&result);
+  for (bool informational : {false, true}) {
+    for (Verdict verdict : {Verdict::kRegression, Verdict::kBroken, Verdict::kImprovement}) {
+      for (const PairResult& result : report.results) {
+        if (result.verdict == verdict && result.informational == informational) out.push_back(&result);
+      }
     }
   }
   return out;
@@ -26,7 +30,13 @@ std::string significance_text(const Report& report) {
     std::snprintf(buf, sizeof buf, "alpha %g, correction %s (%zu pairs, p < %.3g needed)", settings.alpha,
                   to_string(settings.correction), report.summary.tested_pairs, report.summary.p_cutoff);
   }
-  return buf;
+  std::string out = buf;
+  if (settings.correction != Correction::kNone && report.summary.informational_tested_pairs > 0) {
+    std::snprintf(buf, sizeof buf, "; informational rows apart (%zu pairs, p < %.3g needed)",
+                  report.summary.informational_tested_pairs, report.summary.informational_p_cutoff);
+    out += buf;
+  }
+  return out;
 }
 
 bool shows_processes(const Report& report) {
@@ -43,8 +53,21 @@ std::string process_cell(const MetricComparison& metric) {
   return format_percent(metric.process_spread) + " (" + count(metric.base) + "/" + count(metric.contender) + ")";
 }
 
+std::string mde_cell(const MetricComparison& metric) {
+  if (std::isnan(metric.mde.value)) return "-";
+  return std::isinf(metric.mde.value) ? "none" : format_percent(metric.mde.value);
+}
+
+std::string verdict_label(const PairResult& result) {
+  return std::string(to_string(result.verdict)) + (result.informational ? " (informational)" : "");
+}
+
 std::string verdict_reason(const PairResult& result) {
   std::string why = result.status_message.empty() ? result.time.reason : result.status_message;
+  if (result.informational) {
+    why = std::string("informational, not gated: a ") + kEagerLaunch + " row whose " + kGraphLaunch +
+          " row was compared too; " + why;
+  }
   if (!result.clock_note.empty()) why += (why.empty() ? "" : "; ") + result.clock_note;
   return why;
 }

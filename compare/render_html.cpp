@@ -6,6 +6,7 @@
 #include <sstream>
 #include <string>
 
+#include "launch_axis.h"
 #include "runjson/format.h"
 #include "runjson/svg.h"
 #include "render.h"
@@ -38,6 +39,11 @@ const char* verdict_fill(Verdict verdict) {
     case Verdict::kNotCompared: return "#e6a100";
     default: return "#7f7f7f";
   }
+}
+
+// The colour of a row: its verdict's, grey for an informational row (reported, never gating).
+const char* row_fill(const PairResult& result) {
+  return result.informational ? "#9e9e9e" : verdict_fill(result.verdict);
 }
 
 // A horizontal axis of relative change in [-range, range] mapped to pixels.
@@ -130,11 +136,11 @@ std::string change_chart(const Report& report) {
     const PairResult& row = *rows[i];
     const double mid = i * kRowHeight + kRowHeight / 2;
     const double noise = std::isfinite(row.time.uncertainty) ? row.time.uncertainty : 0;
-    const char* fill = verdict_fill(row.verdict);
+    const char* fill = row_fill(row);
     svg.open("g", {});
     svg.text("title", {},
              row.name + ": " + format_change(row.time.change) + " +/- " + format_percent(row.time.uncertainty) + ", " +
-                 to_string(row.verdict));
+                 verdict_label(row));
     svg.text("text", {{"x", kLabelWidth - 6}, {"y", mid + 4}, {"class", "label"}}, short_label(row.name));
     svg.element("line", {{"x1", axis.x(row.time.change - noise)}, {"y1", mid}, {"x2", axis.x(row.time.change + noise)},
                          {"y2", mid}, {"stroke", fill}, {"stroke-width", "2"}});
@@ -199,7 +205,7 @@ std::string results_table(const Report& report, const std::vector<const PairResu
   std::ostringstream out;
   out << "<table><tr><th>Benchmark</th><th>" << html_escape(report.base_label) << "</th><th>"
       << html_escape(report.contender_label)
-      << "</th><th>Change</th><th>&plusmn;95%</th><th>p-value</th><th>CV</th>"
+      << "</th><th>Change</th><th>&plusmn;95%</th><th>p-value</th><th>MDE</th><th>CV</th>"
       << (processes ? "<th>Processes</th>" : "") << "<th>Verdict</th><th>Why</th></tr>\n";
   for (const PairResult* result : rows) {
     out << "<tr><td class='name'>" << html_escape(result->name) << "</td>";
@@ -208,14 +214,14 @@ std::string results_table(const Report& report, const std::vector<const PairResu
       out << "<td>" << html_escape(format_time(time.base.median)) << "</td><td>"
           << html_escape(format_time(time.contender.median)) << "</td><td>" << html_escape(format_change(time.change))
           << "</td><td>" << html_escape(format_percent(time.uncertainty)) << "</td><td>"
-          << (time.tested ? format_p_value(time.u_test.p_value) : "-") << "</td><td>"
-          << html_escape(format_percent(time.cv)) << "</td>";
+          << (time.tested ? format_p_value(time.u_test.p_value) : "-") << "</td><td>" << mde_cell(time)
+          << "</td><td>" << html_escape(format_percent(time.cv)) << "</td>";
       if (processes) out << "<td>" << html_escape(process_cell(time)) << "</td>";
     } else {
       out << "<td>" << to_string(result->base_status) << "</td><td>" << to_string(result->contender_status)
-          << "</td><td></td><td></td><td></td><td></td>" << (processes ? "<td></td>" : "");
+          << "</td><td></td><td></td><td></td><td></td><td></td>" << (processes ? "<td></td>" : "");
     }
-    out << "<td class='verdict' style='color:" << verdict_fill(result->verdict) << "'>" << to_string(result->verdict)
+    out << "<td class='verdict' style='color:" << row_fill(*result) << "'>" << verdict_label(*result)
         << "</td><td class='why'>" << html_escape(verdict_reason(*result)) << "</td></tr>\n";
   }
   out << "</table>\n";
@@ -272,6 +278,14 @@ std::string render_html(const Report& report) {
       << ") over " << report.summary.geomean_pairs << " pair(s).</p>\n";
   out << family_chart(report);
   out << change_chart(report);
+  out << "<p class='note'>MDE: the smallest slowdown each benchmark could have been called a regression for, "
+         "beyond its threshold, significant at the corrected level with its sample counts at its noise "
+         "(none: too few samples or too much noise for any)."
+      << (report.summary.informational_verdicts.empty()
+              ? std::string()
+              : std::string(" Rows marked informational (grey) are ") + kEagerLaunch + " rows whose " + kGraphLaunch +
+                    " row was compared too: reported, never gating.")
+      << "</p>\n";
   const std::vector<const PairResult*> notable = notable_results(report);
   if (!notable.empty()) {
     out << "<h2>Changes</h2>\n" << results_table(report, notable);

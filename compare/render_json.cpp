@@ -43,6 +43,9 @@ void write_metric(JsonWriter& w, const MetricComparison& metric, const std::stri
   w.member("change", metric.change);
   w.member("cv", metric.cv);
   w.member("direction", to_string(metric.direction));
+  w.member("mde", metric.mde.value);
+  w.member("mde_limited_by", to_string(metric.mde.limited_by));
+  w.member("mde_test", metric.mde.test);
   if (name) w.member("name", *name);
   w.key("new");
   write_side(w, metric.contender);
@@ -75,6 +78,7 @@ void write_result(JsonWriter& w, const PairResult& result) {
   for (const CounterResult& counter : result.counters) write_metric(w, counter.comparison, &counter.name);
   w.end_array();
   w.member("family", result.family);
+  w.member("informational", result.informational);
   w.member("name", result.name);
   w.member("new_status", to_string(result.contender_status));
   if (!result.status_message.empty()) w.member("status_message", result.status_message);
@@ -88,6 +92,17 @@ void write_result(JsonWriter& w, const PairResult& result) {
   w.end_object();
 }
 
+// Counts of the time verdicts, every one named (0 when absent).
+json verdict_counts(const std::map<Verdict, size_t>& counts) {
+  json out = json::object();
+  for (Verdict verdict : {Verdict::kRegression, Verdict::kImprovement, Verdict::kSame, Verdict::kUnreliable,
+                          Verdict::kBroken, Verdict::kNotCompared}) {
+    const auto it = counts.find(verdict);
+    out[to_string(verdict)] = it == counts.end() ? 0 : it->second;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string render_json(const Report& report) {
@@ -97,12 +112,7 @@ std::string render_json(const Report& report) {
   for (const FamilySummary& family : report.summary.families) {
     families.push_back(json{{"family", family.family}, {"geomean", family.geomean}, {"pairs", family.pairs}});
   }
-  json verdicts = json::object();
-  for (Verdict verdict : {Verdict::kRegression, Verdict::kImprovement, Verdict::kSame, Verdict::kUnreliable,
-                          Verdict::kBroken, Verdict::kNotCompared}) {
-    const auto it = report.summary.verdicts.find(verdict);
-    verdicts[to_string(verdict)] = it == report.summary.verdicts.end() ? 0 : it->second;
-  }
+  const json verdicts = verdict_counts(report.summary.verdicts);
 
   std::string out;
   JsonWriter writer(out);
@@ -141,7 +151,12 @@ std::string render_json(const Report& report) {
                                            {"counter_regressions", report.summary.counter_regressions},
                                            {"counter_improvements", report.summary.counter_improvements},
                                            {"tested_pairs", report.summary.tested_pairs},
-                                           {"p_cutoff", report.summary.p_cutoff}});
+                                           {"p_cutoff", report.summary.p_cutoff},
+                                           {"counter_p_cutoff", report.summary.counter_p_cutoff},
+                                           {"informational",
+                                            {{"verdicts", verdict_counts(report.summary.informational_verdicts)},
+                                             {"tested_pairs", report.summary.informational_tested_pairs},
+                                             {"p_cutoff", report.summary.informational_p_cutoff}}}});
   writer.member("tool", "gptbench-compare");
   writer.end_object();
   out += '\n';

@@ -2,6 +2,7 @@
 // the notable rows, then every row in a collapsed <details> block.
 #include <sstream>
 
+#include "launch_axis.h"
 #include "runjson/format.h"
 #include "render.h"
 
@@ -19,25 +20,27 @@ constexpr size_t kMaxListed = 50;  // added/removed names listed before "and N m
 
 void table_header(std::ostringstream& out, const Report& report, bool processes) {
   out << "| Benchmark | " << markdown_escape(report.base_label) << " | " << markdown_escape(report.contender_label)
-      << " | Change | ±95% | p-value | CV | " << (processes ? "Processes | " : "") << "Verdict |\n";
-  out << "|---|---:|---:|---:|---:|---:|---:|" << (processes ? "---:|" : "") << "---|\n";
+      << " | Change | ±95% | p-value | MDE | CV | " << (processes ? "Processes | " : "") << "Verdict |\n";
+  out << "|---|---:|---:|---:|---:|---:|---:|---:|" << (processes ? "---:|" : "") << "---|\n";
 }
 
 void table_row(std::ostringstream& out, const PairResult& result, bool processes) {
   out << "| `" << result.name << "` | ";
   if (result.verdict == Verdict::kBroken || result.verdict == Verdict::kNotCompared) {
-    out << to_string(result.base_status) << " | " << to_string(result.contender_status) << " | | | | | "
+    out << to_string(result.base_status) << " | " << to_string(result.contender_status) << " | | | | | | "
         << (processes ? "| " : "") << "**" << to_string(result.verdict)
         << "**: " << markdown_escape(result.status_message) << " |\n";
     return;
   }
   const MetricComparison& time = result.time;
-  const bool bold = result.verdict == Verdict::kRegression || result.verdict == Verdict::kImprovement;
+  const bool bold =
+      !result.informational && (result.verdict == Verdict::kRegression || result.verdict == Verdict::kImprovement);
   out << format_time(time.base.median) << " | " << format_time(time.contender.median) << " | "
       << format_change(time.change) << " | " << format_percent(time.uncertainty) << " | "
-      << (time.tested ? format_p_value(time.u_test.p_value) : "-") << " | " << format_percent(time.cv) << " | ";
+      << (time.tested ? format_p_value(time.u_test.p_value) : "-") << " | " << mde_cell(time) << " | "
+      << format_percent(time.cv) << " | ";
   if (processes) out << process_cell(time) << " | ";
-  out << (bold ? "**" : "") << to_string(result.verdict) << (bold ? "**" : "");
+  out << (bold ? "**" : "") << verdict_label(result) << (bold ? "**" : "");
   if (!result.clock_note.empty()) out << " (" << markdown_escape(result.clock_note) << ")";
   out << " |\n";
 }
@@ -79,6 +82,13 @@ std::string render_markdown(const Report& report) {
   for (const FamilySummary& family : summary.families) {
     out << "| `" << family.family << "` | " << format_ratio(family.geomean) << " | " << format_change(family.geomean - 1)
         << " | " << family.pairs << " |\n";
+  }
+
+  out << "\nMDE: the smallest slowdown each benchmark could have been called a regression for (`none`: "
+         "too few samples or too much noise for any).\n";
+  if (!summary.informational_verdicts.empty()) {
+    out << "Rows marked *informational* are `" << kEagerLaunch << "` rows whose `" << kGraphLaunch
+        << "` row was compared too: reported, never gating.\n";
   }
 
   const bool processes = shows_processes(report);

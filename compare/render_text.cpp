@@ -1,5 +1,6 @@
 // Terminal table: one row per pair, then counters that changed, notes on
-// every verdict other than "same", added/removed lists, summary and gate.
+// every verdict other than "same" and on every informational row, added/removed
+// lists, summary and gate.
 #include <algorithm>
 #include <sstream>
 
@@ -45,23 +46,35 @@ const char* verdict_color(Verdict verdict) {
   }
 }
 
+std::string upper(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::toupper(c); });
+  return text;
+}
+
 std::string pad(const std::string& text, size_t width, bool right = false) {
   if (text.size() >= width) return text;
   const std::string fill(width - text.size(), ' ');
   return right ? fill + text : text + fill;
 }
 
-constexpr size_t kCells = 8;  // the last, "Processes", only when the report has processes
+constexpr size_t kCells = 9;  // the last, "Processes", only when the report has processes
 
 struct Row {
   std::string cells[kCells];
-  Verdict verdict;
+  const PairResult* result;
 };
+
+// The verdict column: upper case, coloured unless the row is informational.
+std::string verdict_text(const PairResult& result, const Painter& paint) {
+  const std::string verdict = upper(to_string(result.verdict));
+  if (result.informational) return verdict + " (informational)";
+  return paint(verdict, verdict_color(result.verdict));
+}
 
 Row time_row(const PairResult& result) {
   Row row;
   row.cells[0] = result.name;
-  row.verdict = result.verdict;
+  row.result = &result;
   if (result.verdict == Verdict::kBroken || result.verdict == Verdict::kNotCompared) {
     row.cells[1] = to_string(result.base_status);
     row.cells[2] = to_string(result.contender_status);
@@ -73,14 +86,10 @@ Row time_row(const PairResult& result) {
   row.cells[3] = format_change(time.change);
   row.cells[4] = format_percent(time.uncertainty);
   row.cells[5] = time.tested ? format_p_value(time.u_test.p_value) : "-";
-  row.cells[6] = format_percent(time.cv);
-  row.cells[7] = process_cell(time);
+  row.cells[6] = mde_cell(time);
+  row.cells[7] = format_percent(time.cv);
+  row.cells[8] = process_cell(time);
   return row;
-}
-
-std::string upper(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::toupper(c); });
-  return text;
 }
 
 }  // namespace
@@ -103,8 +112,9 @@ std::string render_text(const Report& report, const TextOptions& options) {
   }
   out << "\n";
 
-  const char* headers[kCells] = {"Benchmark", report.base_label.c_str(), report.contender_label.c_str(), "Change",
-                                 "+/-95%",    "p-value",                 "CV",                             "Processes"};
+  const char* headers[kCells] = {"Benchmark", report.base_label.c_str(), report.contender_label.c_str(),
+                                 "Change",    "+/-95%",                  "p-value",
+                                 "MDE",       "CV",                      "Processes"};
   const size_t cells = shows_processes(report) ? kCells : kCells - 1;
   std::vector<Row> rows;
   rows.reserve(report.results.size());
@@ -118,7 +128,7 @@ std::string render_text(const Report& report, const TextOptions& options) {
   out << "Verdict\n";
   for (const Row& row : rows) {
     for (size_t c = 0; c < cells; ++c) out << pad(row.cells[c], widths[c], c > 0) << "  ";
-    out << paint(upper(to_string(row.verdict)), verdict_color(row.verdict)) << "\n";
+    out << verdict_text(*row.result, paint) << "\n";
   }
 
   bool counter_header = false;
@@ -133,13 +143,15 @@ std::string render_text(const Report& report, const TextOptions& options) {
       out << "  " << result.name << "  " << counter.name << ": " << format_si(counter.comparison.base.median) << " -> "
           << format_si(counter.comparison.contender.median) << " (" << format_change(counter.comparison.change)
           << ", " << to_string(counter.comparison.direction) << ") "
-          << paint(upper(to_string(verdict)), verdict_color(verdict)) << "\n";
+          << (result.informational ? upper(to_string(verdict)) + " (informational)"
+                                   : paint(upper(to_string(verdict)), verdict_color(verdict)))
+          << "\n";
     }
   }
 
   bool notes_header = false;
   for (const PairResult& result : report.results) {
-    if (result.verdict == Verdict::kSame) continue;
+    if (result.verdict == Verdict::kSame && !result.informational) continue;
     if (!notes_header) {
       out << "\nNotes:\n";
       notes_header = true;

@@ -4,6 +4,7 @@
 #include <map>
 #include <string>
 
+#include "launch_axis.h"
 #include "runjson/format.h"
 
 namespace gptbench::compare {
@@ -98,25 +99,59 @@ double correct_family(const std::vector<MetricComparison*>& family, double alpha
   return cutoff;
 }
 
-// The multiple-testing correction of the settings, over the time tests of all
-// pairs and, as a family of their own, over all counter tests.
+bool has_time(const PairResult& result) {
+  return result.verdict != Verdict::kBroken && result.verdict != Verdict::kNotCompared;
+}
+
+// Flags the launch:eager rows whose launch:graph sibling has a compared time.
+void mark_informational(Report& report) {
+  std::vector<std::string> names;
+  std::vector<bool> timed;
+  for (const PairResult& result : report.results) {
+    names.push_back(result.name);
+    timed.push_back(has_time(result));
+  }
+  const std::vector<bool> informational = informational_rows(names, timed);
+  for (size_t i = 0; i < report.results.size(); ++i) report.results[i].informational = informational[i];
+}
+
+// The multiple-testing correction of the settings, over the time tests of the gated pairs, of
+// the informational pairs, and over all counter tests: three families. Leaves each family's
+// level in the summary.
 void apply_correction(Report& report) {
   std::vector<MetricComparison*> times;
+  std::vector<MetricComparison*> informational;
   std::vector<MetricComparison*> counters;
   for (PairResult& result : report.results) {
-    if (result.time.tested) times.push_back(&result.time);
+    if (result.time.tested) (result.informational ? informational : times).push_back(&result.time);
     for (CounterResult& counter : result.counters) {
       if (counter.comparison.tested) counters.push_back(&counter.comparison);
     }
   }
   const Settings& settings = report.settings;
-  report.summary.tested_pairs = times.size();
-  report.summary.p_cutoff = settings.alpha;
+  Summary& summary = report.summary;
+  summary.tested_pairs = times.size();
+  summary.informational_tested_pairs = informational.size();
+  summary.p_cutoff = summary.informational_p_cutoff = summary.counter_p_cutoff = settings.alpha;
   if (settings.correction == Correction::kNone) return;
-  report.summary.p_cutoff = correct_family(times, settings.alpha, "pairs");
-  correct_family(counters, settings.alpha, "counter tests");
+  summary.p_cutoff = correct_family(times, settings.alpha, "pairs");
+  summary.informational_p_cutoff = correct_family(informational, settings.alpha, "informational pairs");
+  summary.counter_p_cutoff = correct_family(counters, settings.alpha, "counter tests");
   for (PairResult& result : report.results) {
     if (result.time.tested) result.verdict = result.time.verdict;
+  }
+}
+
+// Every compared metric's MDE, at the level of its family.
+void set_mdes(Report& report) {
+  const Summary& summary = report.summary;
+  for (PairResult& result : report.results) {
+    if (!has_time(result)) continue;
+    result.time.mde =
+        minimum_detectable_effect(result.time, result.informational ? summary.informational_p_cutoff : summary.p_cutoff);
+    for (CounterResult& counter : result.counters) {
+      counter.comparison.mde = minimum_detectable_effect(counter.comparison, summary.counter_p_cutoff);
+    }
   }
 }
 
@@ -126,14 +161,16 @@ void summarise(Report& report) {
   std::vector<double> ratios;
   std::map<std::string, std::vector<double>> family_ratios;
   for (const PairResult& result : report.results) {
-    ++summary.verdicts[result.verdict];
-    for (const CounterResult& counter : result.counters) {
-      if (counter.comparison.verdict == Verdict::kRegression) ++summary.counter_regressions;
-      if (counter.comparison.verdict == Verdict::kImprovement) ++summary.counter_improvements;
+    ++(result.informational ? summary.informational_verdicts : summary.verdicts)[result.verdict];
+    // An informational row's counters are reported, never counted or gated.
+    if (!result.informational) {
+      for (const CounterResult& counter : result.counters) {
+        if (counter.comparison.verdict == Verdict::kRegression) ++summary.counter_regressions;
+        if (counter.comparison.verdict == Verdict::kImprovement) ++summary.counter_improvements;
+      }
     }
     const double ratio = result.time.ratio;
-    const bool compared = result.verdict != Verdict::kBroken && result.verdict != Verdict::kNotCompared;
-    if (compared && ratio > 0 && std::isfinite(ratio)) {
+    if (has_time(result) && ratio > 0 && std::isfinite(ratio)) {
       ratios.push_back(ratio);
       family_ratios[result.family].push_back(ratio);
     }
@@ -170,7 +207,9 @@ Report build_report(const Pairing& pairing, const Settings& settings) {
   report.removed = pairing.removed;
   report.results.reserve(pairing.pairs.size());
   for (const BenchmarkPair& pair : pairing.pairs) report.results.push_back(compare_pair(pair, settings));
+  mark_informational(report);
   apply_correction(report);
+  set_mdes(report);
   for (PairResult& result : report.results) result.clock_note = clock_note(result);
   summarise(report);
   return report;
@@ -178,9 +217,26 @@ Report build_report(const Pairing& pairing, const Settings& settings) {
 
 namespace {
 
-size_t count_of(const Report& report, Verdict verdict) {
-  const auto it = report.summary.verdicts.find(verdict);
-  return it == report.summary.verdicts.end() ? 0 : it->second;
+size_t count_in(const std::map<Verdict, size_t>& verdicts, Verdict verdict) {
+  const auto it = verdicts.find(verdict);
+  return it == verdicts.end() ? 0 : it->second;
+}
+
+size_t count_of(const Report& report, Verdict verdict) { return count_in(report.summary.verdicts, verdict); }
+
+// "; 2 informational (not gated): 1 regression(s), 1 same", or "" without informational rows.
+std::string informational_text(const Summary& summary) {
+  size_t rows = 0;
+  std::string counts;
+  for (Verdict verdict : {Verdict::kRegression, Verdict::kImprovement, Verdict::kUnreliable, Verdict::kSame}) {
+    const size_t n = count_in(summary.informational_verdicts, verdict);
+    rows += n;
+    if (n == 0) continue;
+    const bool plural_s = verdict == Verdict::kRegression || verdict == Verdict::kImprovement;
+    counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " " + to_string(verdict) + (plural_s ? "(s)" : "");
+  }
+  if (rows == 0) return "";
+  return "; " + std::to_string(rows) + " informational (not gated): " + counts;
 }
 
 }  // namespace
@@ -205,7 +261,7 @@ std::string gate_message(const Report& report) {
   if (report.settings.fail_on_removed && !report.removed.empty()) {
     out += ", " + std::to_string(report.removed.size()) + " removed";
   }
-  return out;
+  return out + informational_text(report.summary);
 }
 
 }  // namespace gptbench::compare

@@ -39,6 +39,10 @@ struct PairResult {
   MetricComparison time;       // meaningful when verdict is not kBroken / kNotCompared
   std::vector<CounterResult> counters;  // counters present on both sides
   Verdict verdict = Verdict::kSame;     // the time verdict, or kBroken / kNotCompared
+  // A launch:eager row whose launch:graph sibling was compared too (launch_axis.h): reported with
+  // its verdict and MDE, tested in a multiple-testing family of its own, never gating, and
+  // counted apart from the gated rows in the summary.
+  bool informational = false;
   // Where the time changed or could not be decided and both sides carry the suite's
   // `sm_clock_mhz` counter, which moved by 2% or more: "SM clock 1850 → 1740 MHz (-5.9%)".
   // On a GPU at its power limit the clock follows the code's power draw and the board's
@@ -56,11 +60,15 @@ struct Summary {
   double geomean = 0;  // NaN when no pair had two valid medians
   size_t geomean_pairs = 0;
   std::vector<FamilySummary> families;  // sorted by name
-  std::map<Verdict, size_t> verdicts;   // time verdicts
-  size_t counter_regressions = 0;
-  size_t counter_improvements = 0;
-  size_t tested_pairs = 0;  // pairs whose time U test ran: the family of the correction
+  std::map<Verdict, size_t> verdicts;   // time verdicts of the gated (not informational) rows
+  std::map<Verdict, size_t> informational_verdicts;  // time verdicts of the informational rows
+  size_t counter_regressions = 0;   // of the gated rows
+  size_t counter_improvements = 0;  // of the gated rows
+  size_t tested_pairs = 0;  // gated pairs whose time U test ran: the family of the correction
   double p_cutoff = 0;      // a time p-value had to be below this to count (alpha without correction)
+  size_t informational_tested_pairs = 0;  // informational pairs whose U test ran: a family of their own
+  double informational_p_cutoff = 0;      // their level, as p_cutoff
+  double counter_p_cutoff = 0;            // the counter tests' level, as p_cutoff
 };
 
 struct Report {
@@ -80,16 +88,18 @@ struct Report {
 
 PairResult compare_pair(const BenchmarkPair& pair, const Settings& settings);
 
-// Compares every pair, applies the multiple-testing correction (over the time
-// tests of all pairs, and separately over all counter tests) and fills the summary.
+// Compares every pair, marks the informational rows, applies the multiple-testing correction
+// (over the time tests of the gated pairs, separately over those of the informational pairs and
+// over all counter tests), sets each metric's MDE at its family's level and fills the summary.
 Report build_report(const Pairing& pairing, const Settings& settings);
 
 // 0: no regression, 1: regressions or broken benchmarks (or gated counters /
 // removed benchmarks when those options are on), 2: environment differs under
-// --strict-context.
+// --strict-context. Informational rows never count.
 int exit_code(const Report& report);
 
-// Human sentence for the exit code, e.g. "FAIL: 1 regression, 0 broken".
+// Human sentence for the exit code, e.g. "FAIL: 1 regression(s), 0 broken, ...", with
+// "; 2 informational (not gated): 1 regression(s), 1 same" when there are informational rows.
 std::string gate_message(const Report& report);
 
 }  // namespace gptbench::compare

@@ -56,6 +56,47 @@ std::pair<double, double> rank_sum_and_ties(const std::vector<double>& x, const 
   return {rank_sum_x, tie_term};
 }
 
+// The normal approximation's two-sided p-value for a tie-free U (continuity-corrected).
+double asymptotic_p_value(int64_t n1, int64_t n2, double u) {
+  const double product = static_cast<double>(n1 * n2);
+  const double n = static_cast<double>(n1 + n2);
+  const double sigma = std::sqrt(product / 12.0 * (n + 1));
+  const double z = (u - product / 2 - 0.5) / sigma;
+  return std::min(1.0, std::erfc(z / std::sqrt(2.0)));
+}
+
+// The exact test's critical value: p(u) = 2 P(U <= n1*n2 - u) grows as u falls, so the
+// longest lower tail whose p stays below `level` gives it (the same sums as exact_u_p_value).
+int64_t exact_critical_value(int64_t n1, int64_t n2, double level) {
+  const std::vector<long double> freq = u_frequencies(n1, n2);
+  const int64_t max_u = n1 * n2;
+  long double total = 0;
+  for (long double f : freq) total += f;
+  long double tail = 0;
+  int64_t critical = -1;
+  for (int64_t low = 0; 2 * low <= max_u; ++low) {
+    tail += freq[static_cast<size_t>(low)];
+    if (!(std::min(1.0, static_cast<double>(2.0L * tail / total)) < level)) break;
+    critical = max_u - low;
+  }
+  return critical;
+}
+
+// The normal approximation's critical value: from the quantile, then stepped so that it agrees
+// with asymptotic_p_value to the last integer.
+int64_t asymptotic_critical_value(int64_t n1, int64_t n2, double level) {
+  const int64_t max_u = n1 * n2;
+  if (!(asymptotic_p_value(n1, n2, static_cast<double>(max_u)) < level)) return -1;
+  const double product = static_cast<double>(max_u);
+  const double sigma = std::sqrt(product / 12.0 * static_cast<double>(n1 + n2 + 1));
+  const int64_t lowest = (max_u + 1) / 2;  // U is the larger of U1 and n1*n2 - U1
+  const double guess = std::floor(product / 2 + 0.5 + normal_quantile(1 - level / 2) * sigma);
+  int64_t u = std::clamp<int64_t>(static_cast<int64_t>(std::min(guess, product)), lowest, max_u);
+  while (u > lowest && asymptotic_p_value(n1, n2, static_cast<double>(u - 1)) < level) --u;
+  while (!(asymptotic_p_value(n1, n2, static_cast<double>(u)) < level)) ++u;
+  return u;
+}
+
 }  // namespace
 
 double mean(const std::vector<double>& values) {
@@ -112,11 +153,51 @@ double exact_u_p_value(int64_t n1, int64_t n2, int64_t u) {
 double smallest_p_value(int64_t n1, int64_t n2) {
   if (n1 < 1 || n2 < 1) return 1;
   if (std::min(n1, n2) <= kExactMaxSmallerSample) return exact_u_p_value(n1, n2, n1 * n2);
-  const double u = static_cast<double>(n1 * n2);
-  const double n = static_cast<double>(n1 + n2);
-  const double sigma = std::sqrt(static_cast<double>(n1 * n2) / 12.0 * (n + 1));
-  const double z = (u - u / 2 - 0.5) / sigma;
-  return std::min(1.0, std::erfc(z / std::sqrt(2.0)));
+  return asymptotic_p_value(n1, n2, static_cast<double>(n1 * n2));
+}
+
+int64_t u_critical_value(int64_t n1, int64_t n2, double level) {
+  if (n1 < 1 || n2 < 1) return -1;
+  if (std::min(n1, n2) <= kExactMaxSmallerSample) return exact_critical_value(n1, n2, level);
+  return asymptotic_critical_value(n1, n2, level);
+}
+
+double normal_quantile(double p) {
+  if (!(p > 0) || !(p < 1)) {
+    if (p == 0) return -std::numeric_limits<double>::infinity();
+    if (p == 1) return std::numeric_limits<double>::infinity();
+    return kNaN;
+  }
+  // Acklam's rational approximation (relative error 1.15e-9), then one Halley step on
+  // Phi(x) - p, Phi from erfc, which brings it to double precision.
+  static constexpr double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
+                                 1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
+  static constexpr double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
+                                 6.680131188771972e+01,  -1.328068155288572e+01};
+  static constexpr double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
+                                 -2.549732539343734e+00, 4.374664141464968e+00,  2.938163982698783e+00};
+  static constexpr double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
+                                 3.754408661907416e+00};
+  constexpr double kTail = 0.02425;
+  const auto tail = [&](double q) {
+    return (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+           ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
+  };
+  double x;
+  if (p < kTail) {
+    x = tail(std::sqrt(-2 * std::log(p)));
+  } else if (p > 1 - kTail) {
+    x = -tail(std::sqrt(-2 * std::log1p(-p)));
+  } else {
+    const double q = p - 0.5;
+    const double r = q * q;
+    x = (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
+        (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
+  }
+  const double error = 0.5 * std::erfc(-x / std::sqrt(2.0)) - p;
+  constexpr double kPi = 3.14159265358979323846;
+  const double step = error * std::sqrt(2 * kPi) * std::exp(x * x / 2);
+  return x - step / (1 + x * step / 2);
 }
 
 UTestResult mann_whitney_u(const std::vector<double>& x, const std::vector<double>& y) {

@@ -36,4 +36,13 @@ double exact_u_p_value(int64_t n1, int64_t n2, int64_t u);
 // when it exceeds alpha, no difference can ever be significant.
 double smallest_p_value(int64_t n1, int64_t n2);
 
+// The critical value of the two-sided test at `level` for n1 and n2 tie-free samples: the
+// smallest U (the larger of U1 and n1*n2 - U1) whose p-value, exact or asymptotic as
+// mann_whitney_u would choose, is below `level`; -1 when even complete separation
+// (U = n1*n2, smallest_p_value) is not below it.
+int64_t u_critical_value(int64_t n1, int64_t n2, double level);
+
+// The standard normal quantile: the z with P(Z <= z) = p, for p in (0, 1) (-inf at 0, +inf at 1).
+double normal_quantile(double p);
+
 }  // namespace gptbench::compare

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "counters.h"
+#include "mde.h"
 #include "side_stats.h"
 #include "stats.h"
 
@@ -45,6 +46,9 @@ struct MetricComparison {
   UTestResult u_test;
   Verdict verdict = Verdict::kSame;
   std::string reason;
+  // The smallest change this metric could have been called a regression for: set by
+  // build_report once the level of its multiple-testing family is known (mde.h).
+  MinimumDetectableEffect mde;
 };
 
 // Decides from per-side stats (samples, when present, feed the U test).

@@ -118,8 +118,14 @@ json benchmark_entry(const BenchmarkRecord& b, size_t processes) {
     entry["cv"] = {{"base", number_or_null(c.base.cv)}, {"new", number_or_null(c.contender.cv)}};
     entry["process_spread"] = {{"base", number_or_null(c.base.process_spread)},
                                {"new", number_or_null(c.contender.process_spread)}};
+    // At the stopping rule's level, alpha / m, which the gate's Holm level never undercuts: at
+    // least the MDE of the report.
+    const compare::MinimumDetectableEffect mde = compare::minimum_detectable_effect(c, b.alpha);
+    entry["mde"] = number_or_null(mde.value);
+    entry["mde_limited_by"] = compare::to_string(mde.limited_by);
   } else {
-    for (const char* key : {"ratio", "ratio_interval", "change", "uncertainty", "p_value", "process_spread"})
+    for (const char* key :
+         {"ratio", "ratio_interval", "change", "uncertainty", "p_value", "process_spread", "mde", "mde_limited_by"})
       entry[key] = nullptr;
   }
   return entry;

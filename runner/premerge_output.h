@@ -9,7 +9,8 @@
 //    Google Benchmark writes SkipWithError.
 //  - premerge.json: settings, per side the workers' start-up (per epoch) and restarts, per
 //    benchmark the stop reason, samples (and per process), lost samples, restarts, prepare
-//    times, the change, its interval and the process spreads; totals.
+//    times, the change, its interval, the process spreads and the minimum detectable effect
+//    (compare/mde.h) at the stopping rule's level; totals.
 #pragma once
 
 #include <string>

@@ -17,6 +17,7 @@ namespace {
 using test_util::data_path;
 
 constexpr const char* kPlanted = "softmax/fused/fp32/rows:64/cols:1024";
+constexpr const char* kNoisy = "gemm/blocked/fp32/M:48";  // robust CV over 10% on both sides
 
 Report planted_report() {
   const auto base = load_run_file(data_path("gb171_aa_base.json"));
@@ -49,6 +50,12 @@ TEST(RenderText, TableVerdictsSummaryAndNoColourByDefault) {
   const std::string line = text.substr(row, text.find('\n', row) - row);
   EXPECT_NE(line.find("REGRESSION"), std::string::npos) << line;
   EXPECT_NE(line.find("+29"), std::string::npos) << line;
+  // The MDE column: the threshold where the test sees less, "none" where the noise hides any change.
+  EXPECT_NE(text.find("  p-value    MDE     CV  Verdict\n"), std::string::npos) << text;
+  EXPECT_NE(line.find("  10.0%  "), std::string::npos) << line;
+  const size_t noisy = text.find(std::string(kNoisy) + " ");
+  ASSERT_NE(noisy, std::string::npos);
+  EXPECT_NE(text.substr(noisy, text.find('\n', noisy) - noisy).find("   none  "), std::string::npos);
   EXPECT_NE(text.find("Only in base (1):\n  - gemm/old/fp32"), std::string::npos);
   EXPECT_NE(text.find("Only in new (1):\n  + gemm/new|pipe/fp32"), std::string::npos);
   EXPECT_NE(text.find("Geomean new/base time: "), std::string::npos);
@@ -74,6 +81,12 @@ TEST(RenderMarkdown, PullRequestReady) {
   const size_t row = markdown.find(std::string("| `") + kPlanted + "` |", changes);
   EXPECT_LT(row, details);  // listed among the changes, before the full table
   EXPECT_NE(markdown.find("**regression**", row), std::string::npos);
+  EXPECT_NE(markdown.find("| Change | ±95% | p-value | MDE | CV | Verdict |\n|---|---:|---:|---:|---:|---:|---:|---:|---|"),
+            std::string::npos);
+  EXPECT_NE(markdown.find("| 0.0002 | 10.0% | "), std::string::npos);
+  EXPECT_NE(markdown.find(std::string("| `") + kNoisy + "` |"), std::string::npos);
+  EXPECT_NE(markdown.find(" | none | "), std::string::npos);
+  EXPECT_EQ(markdown.find("Rows marked *informational*"), std::string::npos);  // none here
   EXPECT_NE(markdown.find("`gemm/new|pipe/fp32`"), std::string::npos);
   EXPECT_NE(markdown.find("</details>"), std::string::npos);
 }
@@ -103,9 +116,21 @@ TEST(RenderJson, EveryNumberIsThere) {
     EXPECT_EQ(time["u_test"]["method"], "asymptotic");
     EXPECT_DOUBLE_EQ(time["base"]["median"].get<double>(), expected.time.base.median);
     EXPECT_EQ(time["new"]["samples"].size(), 10u);
+    EXPECT_DOUBLE_EQ(time["mde"].get<double>(), 0.10);  // the threshold
+    EXPECT_EQ(time["mde_limited_by"], "threshold");
+    EXPECT_DOUBLE_EQ(time["mde_test"].get<double>(), expected.time.mde.test);
+    EXPECT_LT(time["mde_test"].get<double>(), 0.10);
+    EXPECT_EQ(bench["informational"], false);
     EXPECT_FALSE(bench["counters"].empty());
   }
   EXPECT_TRUE(found);
+  // No change could have been detected on the noisy one: null, and why.
+  for (const nlohmann::json& bench : json["benchmarks"]) {
+    if (bench["name"] != kNoisy) continue;
+    EXPECT_TRUE(bench["time"]["mde"].is_null());
+    EXPECT_EQ(bench["time"]["mde_limited_by"], "noise");
+  }
+  EXPECT_EQ(json["summary"]["informational"]["tested_pairs"], 0);
   // The benchmark that never ran has no time block but says why.
   for (const nlohmann::json& bench : json["benchmarks"]) {
     if (bench["verdict"] == "not_compared") {
@@ -176,6 +201,9 @@ TEST(RenderHtml, SelfContainedWithInlineSvgCharts) {
   EXPECT_NE(html.find("gemm/new|pipe/fp32"), std::string::npos);
   EXPECT_NE(html.find("class='gate fail'"), std::string::npos);
   EXPECT_NE(html.find("alpha 0.05, correction holm (7 pairs, p &lt; "), std::string::npos);
+  EXPECT_NE(html.find("<th>p-value</th><th>MDE</th><th>CV</th>"), std::string::npos);
+  EXPECT_NE(html.find("</td><td>0.0002</td><td>10.0%</td>"), std::string::npos);
+  EXPECT_NE(html.find("</td><td>none</td>"), std::string::npos);
 }
 
 TEST(RenderHtml, EscapesNames) {

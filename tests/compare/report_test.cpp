@@ -92,9 +92,7 @@ Report many_pairs_report(Correction correction) {
   const test_util::ManyPairs runs = test_util::many_pairs();
   Settings settings;
   settings.correction = correction;
-  return build_report(pair_by_name(parse_run(test_util::run_json(runs.base), "base"),
-                                   parse_run(test_util::run_json(runs.contender), "new"), NameFilter()),
-                      settings);
+  return test_util::compare_samples(runs.base, runs.contender, settings);
 }
 
 TEST(Report, HolmDemotesOnlyPerPairSignificantChanges) {

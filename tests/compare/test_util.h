@@ -13,6 +13,7 @@
 
 #include "compare/cli.h"
 #include "compare/report.h"
+#include "runjson/load.h"
 
 namespace gptbench::compare::test_util {
 
@@ -76,6 +77,16 @@ inline std::string run_json(const NamedSamples& benchmarks) {
     }
   }
   return out + "]}";
+}
+
+// The comparison of two such runs, in benchmarks mode.
+inline Report compare_samples(const NamedSamples& base, const NamedSamples& contender,
+                              const Settings& settings = Settings()) {
+  Report report = build_report(pair_by_name(runjson::parse_run(run_json(base), "base"),
+                                            runjson::parse_run(run_json(contender), "new"), NameFilter()),
+                               settings);
+  report.mode = "benchmarks";
+  return report;
 }
 
 // Forty quiet pairs (CV <= 3.6%, 9 repetitions, 5% threshold): 37 unchanged,

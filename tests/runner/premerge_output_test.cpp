@@ -117,12 +117,26 @@ TEST(PremergeOutput, PremergeDocumentHoldsRecordsAndTotals) {
   EXPECT_DOUBLE_EQ(a["ratio"].get<double>(), 1.0);
   EXPECT_LT(a["ratio_interval"][0].get<double>(), 1.0);
   EXPECT_GT(a["ratio_interval"][1].get<double>(), 1.0);
+  // 3 samples a side cannot reach p < 0.1: no change could have been detected.
+  EXPECT_TRUE(a["mde"].is_null());
+  EXPECT_EQ(a["mde_limited_by"], "repetitions");
+  PremergeRecord more = sample_record();
+  BenchmarkRecord& quiet = more.benchmarks[0];
+  quiet.alpha = 0.025;
+  for (Side side : kSides) quiet.side(side).real_ns = {1000, 1001, 1002, 1003, 1004, 1005, 1006, 1007, 1008};
+  quiet.comparison = compare::compare_metric(compare::describe(quiet.side(Side::kBase).real_ns),
+                                             compare::describe(quiet.side(Side::kNew).real_ns),
+                                             compare::Direction::kLowerIsBetter, quiet.alpha, 0.02);
+  const json mde = premerge_document(more)["benchmarks"][0];
+  EXPECT_DOUBLE_EQ(mde["mde"].get<double>(), 0.02);  // spread 0.3%: the threshold decides
+  EXPECT_EQ(mde["mde_limited_by"], "threshold");
   const json& b = doc["benchmarks"][1];
   EXPECT_EQ(b["stop"], "lost");
   EXPECT_EQ(b["lost"]["new"], 2);
   EXPECT_EQ(b["errors"]["new"], "worker crashed twice: SIGABRT (Aborted)");
   EXPECT_TRUE(b["errors"]["base"].is_null());
   EXPECT_TRUE(b["ratio"].is_null());
+  EXPECT_TRUE(b["mde"].is_null());
   EXPECT_EQ(doc["benchmarks"][2]["sides"], "new");
   EXPECT_EQ(doc["benchmarks"][2]["samples"], (json{{"new", 1}}));
   EXPECT_EQ(doc["added"], (json{"softmax/new_only"}));

@@ -287,8 +287,35 @@ TEST_F(PremergeScript, CoordinatorWithFakeWorkers) {
   const ScriptRun slow = premerge(common + " --new-arg=--fake_slowdown=fast:10");
   EXPECT_EQ(slow.code, 1) << slow.out << slow.err;
 }
+
+// A case timed both ways, its host-launched row 10% slower: informational beside its graph row
+// (reported, exit 0), a regression when the graph row is not in the check (exit 1).
+TEST_F(PremergeScript, EagerRowsBesideTheirGraphRowsDoNotGate) {
+  std::string both_forms;
+  for (const char* side : {"--base-arg", "--new-arg"})
+    for (const char* form : {"graph", "eager"})
+      both_forms += std::string(" ") + side + "=--fake_extra=fake/op/launch:" + form;
+  const std::string common = "--base-bin " + quote(GPTBENCH_FAKE_WORKER_EXE) + " --new-bin " +
+                             quote(GPTBENCH_FAKE_WORKER_EXE) + " --premerge " + quote(GPTBENCH_PREMERGE_EXE) +
+                             " --device cpu --compare " + quote(kCompare) + " --seed 1 --out " +
+                             quote(dir_.file("out")) + both_forms + " --new-arg=--fake_slowdown=launch:eager:10";
+  const ScriptRun beside = premerge(common + " --filter ^fake/op/");
+  EXPECT_EQ(beside.code, 0) << beside.out << beside.err;
+  const std::string report = read_file(dir_.file("out/report.md"));
+  EXPECT_NE(report.find("| `fake/op/launch:eager` |"), std::string::npos) << report;
+  EXPECT_NE(report.find("| regression (informational) |"), std::string::npos) << report;
+  EXPECT_NE(report.find("| MDE |"), std::string::npos) << report;
+
+  const ScriptRun alone = premerge(common + " --filter ^fake/op/launch:eager");
+  EXPECT_EQ(alone.code, 1) << alone.out << alone.err;
+  EXPECT_NE(alone.out.find("FAIL: 1 regression(s)"), std::string::npos) << alone.out;
+}
 #else
 TEST_F(PremergeScript, CoordinatorWithFakeWorkers) {
+  GTEST_SKIP() << "gptbench-premerge and fake_worker are not part of this build";
+}
+
+TEST_F(PremergeScript, EagerRowsBesideTheirGraphRowsDoNotGate) {
   GTEST_SKIP() << "gptbench-premerge and fake_worker are not part of this build";
 }
 #endif
