@@ -22,12 +22,26 @@ class Case:
     peak: str = NONE                             # which measured peak %peak divides by
     counters: dict = field(default_factory=dict)
     label: str = ""                              # Google Benchmark's label (how it was compiled)
+    # For the launch:graph check (peers/launch.py): name -> tensor the last call wrote (poisoned
+    # before a replay), and name -> tensor the call updates in place (restored before each form).
+    outputs: Optional[Callable[[], dict]] = None
+    state: Optional[Callable[[], dict]] = None
+
+
+LAUNCHES = ("graph", "eager")  # a host-launched region's two forms, the name's last segment
 
 
 @dataclass
 class Spec:
     name: str
     make: Callable[[], Case]
+    launches: tuple = ()   # LAUNCHES for a host-launched region: rows name/launch:<graph|eager>
+    picked: tuple = ()     # the launches the filter kept (all when empty)
+
+    def names(self):
+        """[(launch, name)] of the rows this spec reports ((None, name) when it has one form)."""
+        return [(l, self.name if l is None else f"{self.name}/launch:{l}")
+                for l in self.picked or self.launches or (None,)]
 
 
 REGISTRY = []
@@ -38,8 +52,10 @@ def bench_name(*segments):
     return "/".join(str(s) for s in segments)
 
 
-def register(name, make):
-    REGISTRY.append(Spec(name, make))
+def register(name, make, host_launched=False):
+    """host_launched: the region's host work (autograd, Dynamo's guards, a launch per tensor) can
+    outlast its kernels, so it is timed in both forms of LAUNCHES."""
+    REGISTRY.append(Spec(name, make, LAUNCHES if host_launched else ()))
 
 
 def compiled(fn, options, mode=None):

@@ -12,6 +12,7 @@ the filter, 2 usage error.
 """
 import re
 import sys
+from dataclasses import replace
 
 from peers import gb_json, options as opts
 from peers.case import REGISTRY
@@ -21,12 +22,18 @@ SUFFIX = "/manual_time"  # Google Benchmark's suffix of manual-time benchmarks, 
 
 
 def selected(specs, pattern):
-    """Google Benchmark's filter: a regex searched in the full name; a leading '-' negates."""
+    """Google Benchmark's filter: a regex searched in each full name (a host-launched spec has
+    one per launch); a leading '-' negates. The specs with a name kept, narrowed to those."""
     if pattern in ("", ".", "all", ".*"):
         return list(specs)
     negate = pattern.startswith("-")
     rx = re.compile(pattern[1:] if negate else pattern)
-    return [s for s in specs if bool(rx.search(s.name + SUFFIX)) != negate]
+    out = []
+    for s in specs:
+        kept = tuple(launch for launch, name in s.names() if bool(rx.search(name + SUFFIX)) != negate)
+        if kept:
+            out.append(replace(s, picked=kept))
+    return out
 
 
 def register_all(o):
@@ -52,7 +59,8 @@ def main(argv=None):
     specs = selected(register_all(o), o.filter)
     if o.list_only:
         for s in specs:
-            print(s.name + SUFFIX)
+            for _, name in s.names():
+                print(name + SUFFIX)
         return 0 if specs else 1
     if not specs:
         print(f"gptbench-peers: no benchmark matches the filter '{o.filter}'", file=sys.stderr)
@@ -63,8 +71,10 @@ def main(argv=None):
     device = torch.device("cuda" if o.cuda else "cpu")
     peaks = o.peaks = measure_peaks(device)
     writer = gb_json.Writer(o.out, gb_json.context(run_context(o, peaks)))
-    for i, spec in enumerate(specs):
-        rows = run_spec(spec, o, peaks, i)
+    index = 0  # Google Benchmark's family_index: one per name
+    for spec in specs:
+        rows = run_spec(spec, o, peaks, index)
+        index += len(spec.names())
         writer.add(rows)
         for r in rows:
             if r.get("run_type") == "iteration":

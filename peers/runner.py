@@ -1,7 +1,7 @@
 """Runs one registered case the way fixtures/case_slot.cpp and fixtures/runner.cpp do: build,
 compile (the first call, timed as compile_s), verify against the reference, warm up, calibrate
-the batching of short calls, then repetitions of timed regions until each has spent min_time
-in them. Returns the rows of gb_json."""
+the batching of short calls, capture and check the launch:graph form where the case has one, then
+repetitions of timed regions until each has spent min_time in them. Returns the rows of gb_json."""
 import re
 import time
 
@@ -10,6 +10,7 @@ import torch
 from peers import gb_json
 from peers.case import NONE, SkipCase
 from peers.gpu_power import PowerSampler, cuda_pci_bus_id, power_counters
+from peers.launch import GRAPH_LABEL, graph_form, host_overhead_pct
 from peers.timer import RegionTimer, inner_calls_for, sync
 from peers.trace import TRACE_CALLS, trace_path, write_trace
 
@@ -77,34 +78,68 @@ def prepare(spec, options, timer):
     return case, compile_s, inner_calls_for(one)
 
 
+def measure(fn, inner, options, timer, device, bus_id):
+    """One repetition of a form: timed regions of `inner` calls until min_time was spent in them.
+    (seconds per call, iterations, CPU seconds per call, peak memory, clock counters)"""
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats()
+    timed, iterations, cpu0 = 0.0, 0, time.process_time()
+    with PowerSampler(bus_id) as power:
+        while (timed < options.min_time or iterations == 0) and iterations < MAX_ITERATIONS:
+            timed += timer.time(fn, inner)
+            iterations += inner
+    peak_mem = torch.cuda.max_memory_allocated() if device.type == "cuda" else -1
+    cpu = (time.process_time() - cpu0) / iterations
+    return timed / iterations, iterations, cpu, peak_mem, power_counters(power.samples)
+
+
+def forms_of(spec, case, inner, options, device, timer):
+    """{launch: (callable, inner)} of the forms to time, {launch: reason} of those that cannot
+    run: launch:graph first where the spec has it (peers/launch.py), then the eager call."""
+    forms, reasons = {}, {}
+    if spec.launches:
+        try:
+            forms["graph"] = graph_form(case, device, timer, options.verify)
+        except Exception as e:  # noqa: BLE001 - the graph row's reason; the eager row still runs
+            reasons["graph"] = failure_message(e)
+    forms["eager" if spec.launches else None] = (case.run, inner)
+    return forms, reasons
+
+
 def run_spec(spec, options, peaks, family_index):
-    """The rows of one benchmark: one per repetition, plus aggregates when repetitions > 1."""
+    """The rows of one benchmark, per form of spec.names() (family indices from family_index on):
+    one per repetition, plus aggregates when repetitions > 1. Both forms of a host-launched
+    region come from one preparation, their repetitions interleaved, and carry
+    host_overhead_pct."""
     device = torch.device("cuda" if options.cuda else "cpu")
     release(device)
     timer = RegionTimer(device)
+    names = spec.names()
+    index = {launch: family_index + i for i, (launch, _) in enumerate(names)}
     try:
         case, compile_s, inner = prepare(spec, options, timer)
-        rows, bus_id = [], cuda_pci_bus_id(device)
-        for rep in range(options.repetitions):
-            if device.type == "cuda":
-                torch.cuda.reset_peak_memory_stats()
-            timed, iterations, cpu0 = 0.0, 0, time.process_time()
-            with PowerSampler(bus_id) as power:
-                while (timed < options.min_time or iterations == 0) and iterations < MAX_ITERATIONS:
-                    timed += timer.time(case.run, inner)
-                    iterations += inner
-            per_call = timed / iterations
-            peak_mem = torch.cuda.max_memory_allocated() if device.type == "cuda" else -1
-            k = counters_for(case, per_call, peaks, peak_mem)
-            k["compile_s"] = compile_s
-            k.update(power_counters(power.samples))
-            cpu = (time.process_time() - cpu0) / iterations
-            rows.append(gb_json.iteration_row(spec.name, family_index, rep, options.repetitions,
-                                              iterations, per_call, cpu, k, case.label))
-        if options.repetitions > 1:
-            rows += gb_json.aggregate_rows(rows)
+        forms, reasons = forms_of(spec, case, inner, options, device, timer)
+        bus_id, reps = cuda_pci_bus_id(device), {launch: [] for launch in forms}
+        for _ in range(options.repetitions):
+            for launch, (fn, n) in forms.items():
+                reps[launch].append(measure(fn, n, options, timer, device, bus_id))
+        shared = {"compile_s": compile_s}
+        if "graph" in reps:
+            shared["host_overhead_pct"] = host_overhead_pct([r[0] for r in reps["graph"]],
+                                                            [r[0] for r in reps["eager"]])
+        rows = []
+        for launch, name in names:
+            if launch in reasons:
+                rows.append(gb_json.errored_row(name, index[launch], reasons[launch]))
+                continue
+            label = "; ".join(filter(None, (case.label, GRAPH_LABEL if launch == "graph" else "")))
+            form = [gb_json.iteration_row(name, index[launch], rep, options.repetitions, iterations,
+                                          per_call, cpu, {**counters_for(case, per_call, peaks, mem),
+                                                          **shared, **clocks}, label)
+                    for rep, (per_call, iterations, cpu, mem, clocks) in enumerate(reps[launch])]
+            rows += form + (gb_json.aggregate_rows(form) if options.repetitions > 1 else [])
         return rows
     except Exception as e:  # noqa: BLE001 - every failure becomes the row's reason
-        return [gb_json.errored_row(spec.name, family_index, failure_message(e))]
+        return [gb_json.errored_row(name, index[launch], failure_message(e)) for launch, name in names]
     finally:
         release(device)

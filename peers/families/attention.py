@@ -5,7 +5,8 @@ bench/attention.cpp, over the same grid:
   inductor_flex: FlexAttention (torch.nn.attention.flex_attention) with a causal block mask,
                  compiled: Inductor's generated flash-style kernel; pairs with `flash`
 Default on a GPU: bf16, causal, L = 4096, d = 64 (a point of the C++ default grid); --full:
-the C++ full sweep (L 128..16384 x d 16..128, causal and not, fp32 and bf16)."""
+the C++ full sweep (L 128..16384 x d 16..128, causal and not, fp32 and bf16).
+Forward+backward is host-launched (autograd): its rows end in launch:graph and launch:eager."""
 import itertools
 import math
 
@@ -63,7 +64,8 @@ def make(impl, dtype, causal, backward, b, h, l, d, o):
     fn, label = compiled(body, o)
     st = {}
 
-    def run(keep_grads=False):
+    def run():
+        st.clear()  # the last call's output and gradients are dropped first, then rewritten
         for x in (q, k, v):
             x.grad = None
         out = fn(q, k, v)
@@ -71,8 +73,12 @@ def make(impl, dtype, causal, backward, b, h, l, d, o):
             out.backward(dout)
         st["out"] = out.detach()
 
+    def outputs():
+        grads = {"dq": q.grad, "dk": k.grad, "dv": v.grad} if backward else {}
+        return {"out": st["out"], **grads}
+
     def verify():
-        run(keep_grads=True)
+        run()
         heads = min(h, 2)
         piece = lambda x: x.detach()[:1, :heads]  # noqa: E731 - heads are independent
         ref_t = torch.float32 if dev.type == "cuda" else torch.float64
@@ -93,7 +99,7 @@ def make(impl, dtype, causal, backward, b, h, l, d, o):
 
     flops = attention_flops(b, h, l, d, causal, False) + \
         (attention_flops(b, h, l, d, causal, True) if backward else 0.0)
-    return Case(run=run, verify=verify, flops=flops, label=label,
+    return Case(run=run, verify=verify, outputs=outputs, flops=flops, label=label,
                 peak=GEMM_BF16 if dtype == "bf16" else GEMM_FP32)
 
 
@@ -105,4 +111,5 @@ def register_cases(o):
             heads, dtypes, masks, passes("fwd_bwd"), ls, ds, ("inductor", "inductor_flex")):
         register(bench_name("attention", impl, dtype, "causal" if causal else "noncausal",
                             pass_name, f"B:{o.batch}", f"H:{h}", f"L:{l}", f"d:{d}"),
-                 lambda a=(impl, dtype, causal, backward, o.batch, h, l, d): make(*a, o))
+                 lambda a=(impl, dtype, causal, backward, o.batch, h, l, d): make(*a, o),
+                 host_launched=backward)

@@ -1,6 +1,7 @@
 """loss/inductor/<dtype>/<fwd|fwd_bwd>/vocab/rows:R/classes:V/cols:C, as bench/cross_entropy.cpp:
 the mean cross-entropy of the LM head's logits (the padded vocabulary in columns, the first V
-counted, converted to fp32: the torch impl's composition), compiled. Default bf16."""
+counted, converted to fp32: the torch impl's composition), compiled. Default bf16.
+Forward+backward is host-launched (autograd): its rows end in launch:graph and launch:eager."""
 import torch
 import torch.nn.functional as F
 
@@ -32,15 +33,18 @@ def make(dtype, backward, rows, classes, cols, o):
     fn, label = compiled(lambda x, t: cross_entropy(x, t, classes), o)
     st = {}
 
-    def run(keep_grad=False):
-        st["loss"] = fn(logits, targets)
+    def run():
+        logits.grad = None  # cleared first, so the last call's gradient is its output
+        loss = fn(logits, targets)
         if backward:
-            st["loss"].backward()
-            if not keep_grad:
-                logits.grad = None
+            loss.backward()
+        st["loss"] = loss.detach()  # no autograd graph outlives the call
+
+    def outputs():
+        return {"loss": st["loss"], **({"grad": logits.grad} if backward else {})}
 
     def verify():
-        run(keep_grad=True)
+        run()
         x = logits.detach()
         checks = [lambda: check_close(st["loss"].detach().reshape(1),
                                       reference_loss(x, targets, classes).reshape(1), 1e-4, "loss")]
@@ -52,12 +56,11 @@ def make(dtype, backward, rows, classes, cols, o):
             ref[torch.arange(len(idx), device=dev), targets.index_select(0, idx)] -= 1
             grad = logits.grad.index_select(0, idx)
             checks.append(lambda: check_close(grad, ref / rows, 1e-4 if dtype == "fp32" else 1e-2, "grad"))
-        logits.grad = None
         return first_error(*checks)
 
     b = float(elem_bytes(dtype))
     counted = float(rows) * classes * b
-    return Case(run=run, verify=verify, peak=COPY, label=label,
+    return Case(run=run, verify=verify, outputs=outputs, peak=COPY, label=label,
                 bytes=2 * counted + float(rows) * cols * b if backward else counted)
 
 
@@ -68,4 +71,5 @@ def register_cases(o):
             for classes, cols in shapes:
                 register(bench_name("loss", "inductor", dtype, pass_name, "vocab", f"rows:{o.tokens}",
                                     f"classes:{classes}", f"cols:{cols}"),
-                         lambda d=dtype, b=backward, v=classes, c=cols: make(d, b, o.tokens, v, c, o))
+                         lambda d=dtype, b=backward, v=classes, c=cols: make(d, b, o.tokens, v, c, o),
+                         host_launched=backward)

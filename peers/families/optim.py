@@ -5,7 +5,9 @@ under torch.compile, with the hyper-parameters of ops/optim/: AdamW (lr 1e-3, we
 PyTorch has no Lion), Adafactor (torch.optim.Adafactor, lr 1e-2). `inductor_adamw` pairs with
 `adamw` (filters inductor_adamw adamw), and so on. Default: AdamW; --full: all four.
 Bytes as ops/optim/optim_cost.h: AdamW/Adam 28 B/param, Lion 20, Adafactor 24 (matrices) /
-32 (vectors). Verified: one compiled step against one eager step on a copy."""
+32 (vectors). Verified: one compiled step against one eager step on a copy. The step launches
+from the host (Dynamo's guards, the foreach kernels over ~150 tensors): rows end in launch:graph
+and launch:eager."""
 import torch
 
 from peers.case import COPY, Case, bench_name, compiled, register
@@ -47,6 +49,17 @@ def make_optimizer(algo, params, grads):
     return Lion(params, grads)
 
 
+def step_state(opt, params):
+    """What one step updates in place: the parameters and the optimizer's tensors (moments, step
+    counts), by name."""
+    per_param = [{"m": m} for m in opt.m] if isinstance(opt, Lion) else \
+        [opt.state.get(p, {}) for p in params]
+    out = {f"parameter {i}": p for i, p in enumerate(params)}
+    for i, st in enumerate(per_param):
+        out.update({f"{k} {i}": t for k, t in st.items() if torch.is_tensor(t)})
+    return out
+
+
 def step_bytes(algo, shapes, numel):
     if algo == "lion":
         return 20.0 * numel
@@ -80,7 +93,8 @@ def make(algo, model, o):
 
     numel = sum(p.numel() for p in params)
     nbytes = step_bytes(algo, shapes, numel)
-    return Case(run=run, verify=verify, bytes=nbytes, peak=COPY, label=label,
+    return Case(run=run, verify=verify, state=lambda: step_state(opt, params), bytes=nbytes,
+                peak=COPY, label=label,
                 counters={"params": float(numel), "bytes/param": nbytes / numel})
 
 
@@ -89,4 +103,4 @@ def register_cases(o):
     for model in o.models:
         for algo in algos:
             register(bench_name("optim", "inductor_" + algo, "fp32", f"model:{model}"),
-                     lambda a=algo, m=model: make(a, m, o))
+                     lambda a=algo, m=model: make(a, m, o), host_launched=True)

@@ -1,6 +1,6 @@
 """What a peer run's JSON must hold (used by cpu_run and the unit tests): the context keys,
-and per row the suite's name shape, its counters, a label saying how it was compiled, and for
-skipped rows a reason."""
+and per row the suite's name shape, its counters (host_overhead_pct on a timed launch:graph
+row), a label saying how it was compiled, and for skipped rows a reason."""
 
 CONTEXT_KEYS = ("device", "torch", "peer", "compile_backend", "peak_copy_bytes_per_s",
                 "peak_gemm_bf16_flops", "datasheet_bf16_flops")
@@ -24,7 +24,7 @@ def check_row(row, backend):
     if wanted is None:
         return [f"{name}: unknown family {family}"]
     if row.get("run_type") == "iteration":
-        wanted += ("compile_s",)
+        wanted += ("compile_s",) + (("host_overhead_pct",) if "/launch:graph/" in name else ())
         if backend not in row.get("label", "") and "pytorch" not in row.get("label", ""):
             problems.append(f"{name}: label '{row.get('label')}' does not name the backend")
     problems += [f"{name}: counter {c} missing" for c in wanted if c not in row]

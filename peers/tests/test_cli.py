@@ -29,19 +29,32 @@ class Cli(unittest.TestCase):
         for expected in (
                 "softmax/inductor/bf16/fwd/attn.tiny/rows:128/cols:16/manual_time",
                 "softmax/inductor_naive/fp32/bwd/vocab/rows:128/cols:1024/manual_time",
-                "layernorm/inductor/bf16/fwd_bwd/rows:128/cols:128/manual_time",
+                "layernorm/inductor/bf16/fwd/rows:128/cols:128/manual_time",
+                "layernorm/inductor/bf16/fwd_bwd/rows:128/cols:128/launch:graph/manual_time",
+                "layernorm/inductor/bf16/fwd_bwd/rows:128/cols:128/launch:eager/manual_time",
+                "loss/inductor/fp32/fwd_bwd/vocab/rows:128/classes:1024/cols:1024/launch:eager/manual_time",
                 "loss/inductor/fp32/fwd/vocab/rows:128/classes:1024/cols:1024/manual_time",
-                "attention/inductor_flex/bf16/causal/fwd_bwd/B:2/H:4/L:64/d:32/manual_time",
-                "optim/inductor_adamw/fp32/model:tiny/manual_time",
+                "attention/inductor_flex/bf16/causal/fwd_bwd/B:2/H:4/L:64/d:32/launch:graph/manual_time",
+                "attention/inductor/bf16/causal/fwd/B:2/H:4/L:64/d:32/manual_time",
+                "optim/inductor_adamw/fp32/model:tiny/launch:graph/manual_time",
+                "optim/inductor_adamw/fp32/model:tiny/launch:eager/manual_time",
                 "model/train_step/tiny/fp32/B:2/T:64/opt:torch_fused/attn:sdpa/head:torch/"
                 "blocks:torch/accum:1/mode:inductor_cg/manual_time"):
             self.assertIn(expected, names)
         self.assertEqual(len(names), len(set(names)))
+        graph = [n for n in names if "/launch:graph/" in n]
+        self.assertEqual([n.replace("/launch:graph/", "/launch:eager/") for n in graph],
+                         [n for n in names if "/launch:eager/" in n])  # two rows per case
+        self.assertTrue(all("/fwd_bwd/" in n or n.startswith("optim/") for n in graph))
 
     def test_filter_as_google_benchmark(self):
         _, out, _ = run(["--gptbench_device=cpu", "--benchmark_list_tests",
                          "--benchmark_filter=^optim/"])
+        self.assertEqual(len(out.split()), 8)  # four steps, each launch:graph and launch:eager
+        _, out, _ = run(["--gptbench_device=cpu", "--benchmark_list_tests",
+                         "--benchmark_filter=^optim/.*launch:eager"])
         self.assertEqual(len(out.split()), 4)
+        self.assertTrue(all(n.endswith("/launch:eager/manual_time") for n in out.split()))
         _, out, _ = run(["--gptbench_device=cpu", "--benchmark_list_tests",
                          "--benchmark_filter=-^(softmax|attention)/"])
         self.assertFalse(any(n.startswith(("softmax/", "attention/")) for n in out.split()))

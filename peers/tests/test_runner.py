@@ -93,6 +93,9 @@ class Families(unittest.TestCase):
                                             "peak_copy_bytes_per_s", "peak_gemm_bf16_flops",
                                             "datasheet_bf16_flops")}, "benchmarks": rows}
         self.assertEqual(check_peer_run(doc, "eager", expect_skipped=False), [])
+        graph = [r for r in rows if "/launch:graph/" in r["name"]]
+        self.assertGreaterEqual(len(graph), 6)  # layernorm, loss, attention fwd_bwd, the steps
+        self.assertTrue(all("needs a CUDA GPU" in r["error_message"] for r in graph))
 
     def test_a_wrong_kernel_is_caught(self):
         from peers.families import softmax
