@@ -10,7 +10,8 @@
 //           (rows·V·size), forward+backward that plus one more read and a write of the whole
 //           gradient (rows·(2V + C)·size); %peak of the measured copy bandwidth. (torch moves
 //           about 5× that: the fp32 copy, log_softmax over it, the copies back.)
-//   names:  loss/<impl>/<dtype>/<fwd|fwd_bwd>/vocab/rows:R/classes:V/cols:C
+//   names:  loss/<impl>/<dtype>/<fwd|fwd_bwd>/vocab/rows:R/classes:V/cols:C, and fwd_bwd's with a
+//           last launch:<graph|eager> (graph: replays of a CUDA graph of the call, device time)
 #include <ATen/ATen.h>
 
 #include <memory>
@@ -69,12 +70,12 @@ Case make_loss_case(const std::string& impl, const DtypeSpec& spec, bool backwar
   Case c;
   const auto fn = impl == "fused" ? &fused_cross_entropy : &torch_cross_entropy;
   c.run = [st, fn, backward, classes = s.classes] {
-    st->loss = fn(st->logits, st->targets, classes, -100);
-    if (backward) {
-      st->loss.backward();
-      st->logits.mutable_grad() = at::Tensor();  // a fresh gradient each call, as in training
-    }
+    if (backward) st->logits.mutable_grad() = at::Tensor();  // a fresh gradient each call
+    at::Tensor loss = fn(st->logits, st->targets, classes, -100);
+    if (backward) loss.backward();
+    st->loss = loss.detach();  // no autograd graph kept alive past the call
   };
+  c.outputs = [st] { return std::vector<at::Tensor>{st->loss, st->logits.grad()}; };
   c.verify = [st, impl, backward, classes = s.classes] {
     return verify_sample(st->logits, st->targets, classes, impl, backward);
   };
@@ -102,6 +103,7 @@ GPTBENCH_FAMILY(loss, const SuiteInputs& in) {
           spec.name = BenchName("loss", {impl, dtype.name, backward ? "fwd_bwd" : "fwd", "vocab"})
                           .axis("rows", s.rows).axis("classes", s.classes).axis("cols", s.cols);
           spec.needs_cuda_kernels = impl == "fused";
+          spec.graph_form = backward;  // autograd's host work between the two passes
           spec.make = [impl, dtype, backward, s, device = in.device] {
             return make_loss_case(impl, dtype, backward, s, device);
           };

@@ -46,7 +46,7 @@ PY
 C=$B/compare/gptbench-compare
 {
   for pair in "fused inductor" "torch inductor" "naive inductor_naive" "flash inductor_flex" "naive inductor" \
-              "adamw inductor_adamw" "mode:eager mode:pytorch" "mode:eager mode:inductor" \
+              "torch_fused_adamw inductor_adamw" "mode:eager mode:pytorch" "mode:eager mode:inductor" \
               "mode:graph mode:inductor_cg"; do
     echo "== gptbench-compare filters merged.json $pair"
     "$C" filters "$OUT/merged.json" $pair --format=markdown
