@@ -14,7 +14,7 @@ set -uo pipefail
 source "$(dirname "$0")/gpu-env.sh"
 B=$GPTBENCH_BUILD_DIR
 t0=$(date +%s)
-GPTBENCH_TARGETS="gptbench gptbench_tests gptbench-compare gptbench-premerge gptbench-run" \
+GPTBENCH_TARGETS=${GPTBENCH_TARGETS:-"gptbench gptbench_tests gptbench-compare gptbench-premerge gptbench-run"} \
   "$ROOT/gptbench.sh" build > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
 echo "build: $(( $(date +%s) - t0 )) s"
 ROWS='^(backward/(block|mlp|attention\.sdpa|model)/bf16/fwd_bwd/small/B:8/T:1024|layernorm/(torch|fused)/bf16/fwd_bwd/|optim/torch_(fused_)?adamw/fp32/model:small/|attention/(sdpa_flash|sdpa_cudnn|flash_sm90)/bf16/causal/fwd_bwd/B:8/H:12/L:1024/d:128/)'
