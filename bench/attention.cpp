@@ -3,10 +3,10 @@
 //   impls:  naive (matmul → mask → softmax → matmul, the L×L scores materialised: memory grows
 //           as L² and runs out at long contexts — an expected, reported result), sdpa_math,
 //           sdpa_efficient, sdpa_flash, sdpa_cudnn (at::scaled_dot_product_attention with the
-//           backend forced through the global context and restored after; a backend that does
-//           not support a point — flash in fp32, cuDNN in fp32, any fused backend on the CPU — is
-//           skipped with LibTorch's reason), flash — our FlashAttention-2 kernel
-//           (ops/attention/; bf16/fp16 on CUDA, fp32 points skipped with its reason),
+//           backend forced through the global context and restored after; no row for a dtype a
+//           backend never takes — flash and cuDNN in fp32 on a GPU, attn_backend_takes — and a
+//           point it rejects otherwise is skipped with LibTorch's reason), flash — our
+//           FlashAttention-2 kernel (ops/attention/; bf16/fp16 on CUDA, no fp32 rows),
 //           flash_sm90 — our Hopper forward (TMA + wgmma, d = 64 and 128 on compute capability
 //           9.0; elsewhere skipped with the reason) and its Hopper backward — and flash_sm90_fp8
 //           — our Hopper forward on e4m3 tensor cores (ops/attention/flash_fp8.h; dtype segment
@@ -28,6 +28,8 @@
 //           make_attention_fp8_case); peak_mem_bytes of the timed region.
 //   names:  attention/<impl>/<dtype>/<causal|noncausal>/<fwd|fwd_bwd>/B:b/H:h/L:l/d:d
 //           attention/flash_sm90_fp8/e4m3/<causal|noncausal>/fwd/B:b/H:h/L:l/d:128
+//           fwd_bwd names end in launch:<graph|eager> (graph: replays of a CUDA graph of the
+//           call, device time; eager: as launched, autograd on the host between the passes)
 #include <ATen/ATen.h>
 
 #include <algorithm>
@@ -99,12 +101,18 @@ Case make_attention_case(const AttnPoint& p, c10::Device device) {
     out.backward(st->dout);
     st->out = out.detach();
   };
-  // An unsupported backend throws at its first call: skip with LibTorch's reason.
+  // A backend that cannot run this point throws at its first call: say which, with LibTorch's
+  // reason, and what runs it instead.
   if (auto why = attention_unsupported_reason(run); !why.empty())
-    throw SkipCase("unsupported: " + why);
+    throw SkipCase("unsupported: " + p.impl + " does not run " + spec.name + " d=" +
+                   std::to_string(p.d) + " on this device (" + why +
+                   "); naive and sdpa_math run every point");
 
   Case c;
   c.run = run;
+  c.outputs = [st] {
+    return std::vector<at::Tensor>{st->out, st->q.grad(), st->k.grad(), st->v.grad()};
+  };
   c.verify = [st, run, causal, backward, dtype = p.dtype.name, h = p.h, device] {
     run();
     const int64_t heads = std::min<int64_t>(h, 2);
@@ -232,6 +240,7 @@ GPTBENCH_FAMILY(attention, const SuiteInputs& in) {
           for (int64_t l : ls)
             for (int64_t d : ds) {
               for (const auto& impl : attn_backend_names()) {
+                if (!attn_backend_takes(parse_attn_backend(impl), dtype.type, gpu)) continue;
                 AttnPoint p{impl, dtype, causal, backward, in.batch, h, l, d};
                 CaseSpec spec;
                 // our kernels (ops/attention/)
@@ -239,6 +248,7 @@ GPTBENCH_FAMILY(attention, const SuiteInputs& in) {
                 spec.name = BenchName("attention", {impl, dtype.name, causal ? "causal" : "noncausal",
                                                     backward ? "fwd_bwd" : "fwd"})
                                 .axis("B", in.batch).axis("H", h).axis("L", l).axis("d", d);
+                spec.graph_form = backward;  // autograd's host work between the two passes
                 spec.make = [p, device = in.device] {
                   return make_attention_case(p, device);
                 };

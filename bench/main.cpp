@@ -20,8 +20,10 @@
 #include "fixtures/dist.h"
 #include "fixtures/family.h"
 #include "fixtures/memory.h"
+#include "fixtures/nvtx.h"
 #include "fixtures/options.h"
 #include "fixtures/phases.h"
+#include "fixtures/timing_context.h"
 #include "fixtures/case_runner.h"
 #include "fixtures/timer.h"
 #include "fixtures/worker.h"
@@ -66,6 +68,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   Options o = parsed.options;
+  set_nvtx_enabled(o.nvtx);
   // A rank of a data-parallel run (gptbench-run --ranks N) runs on its own GPU (fixtures/dist.h).
   keep_multicast_off();
   const auto getenv_fn = [](const char* name) -> const char* { return std::getenv(name); };
@@ -129,6 +132,8 @@ int main(int argc, char** argv) {
   context["gptbench_min_time"] = min_time_given ? "flag" : kDefaultMinTime;
   context["gptbench_tokens"] = std::to_string(o.batch) + "x" + std::to_string(o.seq);
   context["gptbench_ranks"] = std::to_string(rank_env().world);
+  // Said in place of Google Benchmark's DEBUG warning on the console (fixtures/timing_context.h).
+  context[kTimingContextKey] = timing_context(o.resolved_device, benchmark_library_debug());
   for (const auto& [key, value] : context) benchmark::AddCustomContext(key, value);
 
   register_families(inputs);

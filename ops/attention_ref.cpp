@@ -32,6 +32,20 @@ const char* attn_backend_name(AttnBackend backend) {
   return attn_backend_names()[static_cast<size_t>(backend)].c_str();
 }
 
+bool attn_backend_takes(AttnBackend backend, at::ScalarType dtype, bool cuda) {
+  const bool half = dtype == at::kBFloat16 || dtype == at::kHalf;
+  switch (backend) {
+    case AttnBackend::kSdpaFlash:
+      return half || !cuda;
+    case AttnBackend::kSdpaCudnn:
+    case AttnBackend::kFlash:
+    case AttnBackend::kFlashSm90:
+      return half;
+    default:
+      return true;
+  }
+}
+
 SdpBackendGuard::SdpBackendGuard(AttnBackend backend) {
   auto& ctx = at::globalContext();
   flash_ = ctx.userEnabledFlashSDP();

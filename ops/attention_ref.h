@@ -33,6 +33,13 @@ const std::vector<std::string>& attn_backend_names();
 AttnBackend parse_attn_backend(const std::string& name);
 const char* attn_backend_name(AttnBackend backend);
 
+// Whether `backend` takes inputs of `dtype` on the run's device (`cuda`): LibTorch's flash and
+// cuDNN SDPA kernels on a GPU and our kernels anywhere take bf16 and fp16 only; LibTorch's CPU
+// flash kernel takes fp32 too. A backend that runs on CUDA only answers for CUDA on the CPU as
+// well: its rows there are skipped for want of a GPU, not for their dtype. The families register
+// no row for a dtype a backend never takes.
+bool attn_backend_takes(AttnBackend backend, at::ScalarType dtype, bool cuda);
+
 // Enables exactly one SDPA backend (all four when given kNaive, which does not use SDPA) for the
 // guard's lifetime and restores the previous flags after.
 class SdpBackendGuard {

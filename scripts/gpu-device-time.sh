@@ -7,6 +7,7 @@
 #   aa N         N A/A pre-merge checks of the default subset               -> trials/aa-*
 #   plant N      N checks, 3% planted on 10 drawn benchmarks (seeds 1..N)   -> trials/plant-*
 #   gemm N       the torch and cuBLASLt GEMM rows in N processes, with traces -> gemm-*/
+#   nvtx         NVTX ranges on against off, 2 rounds, gptbench-compare    -> nvtx-*
 #   suite        the default suite, timed                                   -> suite.json
 #   peers        the peer runner's device-time rows                         -> peers.json
 #   scripts/gpu-device-time.sh tests rows aa 3
@@ -33,7 +34,7 @@ while [ $# -gt 0 ]; do
       n=$1; shift
       plant=()
       [ "$step" = plant ] && plant=(--plant "10:3:$OUT/trials/aa-1/base.json")
-      bash "$ROOT/scripts/premerge-trials.sh" "$n" "$step" "$OUT/trials" "${plant[@]}" -- \
+      bash "$ROOT/scripts/premerge-trials.sh" "$n" "$step" "$OUT/trials" "${plant[@]}" -- --compare "$B/compare/gptbench-compare" \
         --base-bin "$B" --new-bin "$B" > /dev/null 2>&1
       cat "$OUT/trials/$step-trials.txt" ;;
     gemm)
@@ -45,6 +46,14 @@ while [ $# -gt 0 ]; do
           --benchmark_out="$OUT/gemm-$i/run.json" --benchmark_out_format=json > "$OUT/gemm-$i/run.txt" 2>&1
       done
       python3 "$ROOT/scripts/gemm_processes.py" "$OUT"/gemm-* | tee "$OUT/gemm-processes.txt" ;;
+    nvtx)
+      F='^(softmax/fused/bf16/fwd/|layernorm/fused/bf16/fwd/|loss/fused/bf16/fwd/|gemm/cublaslt/bf16/small\.)'
+      for r in 1 2; do for v in true false; do
+        "$B/gptbench" --gptbench_nvtx=$v --benchmark_filter="$F" --benchmark_repetitions=5 \
+          --benchmark_enable_random_interleaving=true --benchmark_out="$OUT/nvtx-$v-$r.json" \
+          --benchmark_out_format=json > /dev/null 2>&1
+      done; "$B/compare/gptbench-compare" benchmarks "$OUT/nvtx-false-$r.json" "$OUT/nvtx-true-$r.json" \
+        > "$OUT/nvtx-compare-$r.txt" 2>&1; echo "nvtx round $r: compare exit $?"; tail -3 "$OUT/nvtx-compare-$r.txt"; done ;;
     suite)
       "$B/gptbench" --benchmark_out="$OUT/suite.json" --benchmark_out_format=json \
         > "$OUT/suite.txt" 2> "$OUT/suite.err"
