@@ -5,7 +5,8 @@
 #   tests        the graph-form and worker tests (GPU ones included)        -> tests.log
 #   rows         the host-bound cases, graph and eager, 5 repetitions       -> rows.json
 #   aa N         N A/A pre-merge checks of the default subset               -> trials/aa-*
-#   plant N      N checks, 3% planted on 10 drawn benchmarks (seeds 1..N)   -> trials/plant-*
+#   plant N RUN  N checks, 3% planted on 10 benchmarks drawn from RUN.json  -> trials/plant-*
+#                (seeds 1..N; RUN: an A/A check's base.json)
 #   gemm N       the torch and cuBLASLt GEMM rows in N processes, with traces -> gemm-*/
 #   nvtx         NVTX ranges on against off, 2 rounds, gptbench-compare    -> nvtx-*
 #   suite        the default suite, timed                                   -> suite.json
@@ -24,7 +25,7 @@ while [ $# -gt 0 ]; do
   s0=$(date +%s)
   case "$step" in
     tests)
-      (cd "$B" && ./gptbench_tests --gtest_filter='GraphForm*:Plant*:Worker*' > "$OUT/tests.log" 2>&1)
+      (cd "$B" && ./gptbench_tests --gtest_filter='GraphForm*:Plant*:Worker*:Nvtx*:Dist*:Flash*:LaunchAxis*:Registration*' > "$OUT/tests.log" 2>&1)
       echo "tests rc=$?"; grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED  \]" "$OUT/tests.log" | tail -15 ;;
     rows)
       "$B/gptbench" --benchmark_filter="$ROWS" --benchmark_repetitions=5 --benchmark_min_time=0.2 \
@@ -33,7 +34,7 @@ while [ $# -gt 0 ]; do
     aa|plant)
       n=$1; shift
       plant=()
-      [ "$step" = plant ] && plant=(--plant "10:3:$OUT/trials/aa-1/base.json")
+      if [ "$step" = plant ]; then plant=(--plant "10:3:$1"); shift; fi
       bash "$ROOT/scripts/premerge-trials.sh" "$n" "$step" "$OUT/trials" "${plant[@]}" -- --compare "$B/compare/gptbench-compare" \
         --base-bin "$B" --new-bin "$B" > /dev/null 2>&1
       cat "$OUT/trials/$step-trials.txt" ;;
