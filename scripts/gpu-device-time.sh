@@ -35,8 +35,9 @@ while [ $# -gt 0 ]; do
       n=$1; shift
       plant=()
       if [ "$step" = plant ]; then plant=(--plant "10:3:$1"); shift; fi
-      bash "$ROOT/scripts/premerge-trials.sh" "$n" "$step" "$OUT/trials" "${plant[@]}" -- --compare "$B/compare/gptbench-compare" \
-        --base-bin "$B" --new-bin "$B" > /dev/null 2>&1
+      bash "$ROOT/scripts/premerge-trials.sh" "$n" "$step" "$OUT/trials" "${plant[@]}" -- \
+        --base-bin "$B/gptbench" --new-bin "$B/gptbench" \
+        --premerge "$(find "$B" -name gptbench-premerge -type f | head -1)" > /dev/null 2>&1
       cat "$OUT/trials/$step-trials.txt" ;;
     gemm)
       n=$1; shift
