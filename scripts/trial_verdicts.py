@@ -15,11 +15,15 @@ def main(argv):
         print("no report (%s)" % e)
         return
     rows = report.get("results", report.get("benchmarks", []))
-    count = collections.Counter(x.get("verdict", "?") for x in rows)
+    gated = [x for x in rows if not x.get("informational")]
+    count = collections.Counter(x.get("verdict", "?") for x in gated)
+    informational = collections.Counter(x.get("verdict", "?") for x in rows if x.get("informational"))
     # Informational rows (launch:eager beside a graph sibling) are reported, never gated.
     reg = [x["name"].removesuffix("/manual_time") for x in rows
            if x.get("verdict") in ("regression", "broken") and not x.get("informational")]
-    line = " ".join("%s=%d" % kv for kv in sorted(count.items()))
+    line = "gated: " + " ".join("%s=%d" % kv for kv in sorted(count.items()))
+    if informational:
+        line += " informational: " + " ".join("%s=%d" % kv for kv in sorted(informational.items()))
     if len(argv) > 2 and argv[2]:
         planted = set(open(argv[2]).read().split())
         caught = [n for n in reg if n in planted]
