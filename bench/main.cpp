@@ -16,6 +16,7 @@
 
 #include "fixtures/benchmark_filter.h"
 #include "fixtures/console_reporter.h"
+#include "fixtures/slurm_env.h"
 #include "fixtures/device_info.h"
 #include "fixtures/dist.h"
 #include "fixtures/family.h"
@@ -72,6 +73,12 @@ int main(int argc, char** argv) {
   // A rank of a data-parallel run (gptbench-run --ranks N) runs on its own GPU (fixtures/dist.h).
   keep_multicast_off();
   const auto getenv_fn = [](const char* name) -> const char* { return std::getenv(name); };
+  try {  // a Slurm task: the launcher variables from Slurm's (fixtures/slurm_env.h)
+    for (const auto& [name, value] : slurm_launch_variables(getenv_fn)) ::setenv(name.c_str(), value.c_str(), 1);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "gptbench: " << e.what() << "\n";
+    return 2;
+  }
   if (auto err = read_rank_env(getenv_fn, rank_env()); !err.empty()) {
     std::cerr << "gptbench: " << err << "\n";
     return 2;
@@ -89,6 +96,13 @@ int main(int argc, char** argv) {
   // regions are timed by CUDA events, so 0.1 s is hundreds of repeats of a kernel, and the
   // default suite then fits in its time budget (README). An explicit flag wins.
   std::vector<std::string> bm_args = parsed.passthrough;
+  // Only rank 0 writes the results: the other ranks of a launcher's run (torchrun, srun) run
+  // the same benchmarks for their collectives, their tables go to GPTBENCH_RANK_LOG_DIR when
+  // set, their errors to stderr.
+  if (rank_env().rank != 0)
+    bm_args.erase(std::remove_if(bm_args.begin() + (bm_args.empty() ? 0 : 1), bm_args.end(),
+                                 [](const std::string& a) { return a.rfind("--benchmark_out", 0) == 0; }),
+                  bm_args.end());
   const bool min_time_given = std::any_of(bm_args.begin(), bm_args.end(), [](const std::string& a) {
     return a.rfind("--benchmark_min_time", 0) == 0;
   });
@@ -140,7 +154,7 @@ int main(int argc, char** argv) {
   int code = 0;
   if (o.worker)
     code = serve_on_stdout(context, loaded_s + seconds_since(main_start));
-  else if (run_specified_benchmarks() == 0)
+  else if (run_specified_benchmarks(rank_env().rank) == 0)
     code = 1;  // the filter matched nothing: Google Benchmark printed "Failed to match any benchmarks"
   benchmark::Shutdown();
   release_cases();

@@ -1,5 +1,7 @@
 #include "ranks.h"
 
+#include <cstdlib>
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdlib.h>
@@ -18,8 +20,11 @@ bool runs_on_ranks(const std::string& benchmark) {
 }
 
 std::vector<std::string> rank_variables(int rank, int world, int port, double timeout_s) {
+  // The ranks share this host; MASTER_ADDR, when set, names the address rank 0 serves on.
+  const char* addr = std::getenv("MASTER_ADDR");
   std::vector<std::string> v = {"RANK=" + std::to_string(rank), "LOCAL_RANK=" + std::to_string(rank),
-                                "WORLD_SIZE=" + std::to_string(world), "MASTER_ADDR=127.0.0.1",
+                                "WORLD_SIZE=" + std::to_string(world),
+                                std::string("MASTER_ADDR=") + (addr && *addr ? addr : "127.0.0.1"),
                                 "MASTER_PORT=" + std::to_string(port)};
   if (timeout_s > 0) {
     std::ostringstream t;

@@ -18,7 +18,8 @@ namespace gptbench::runner {
 bool runs_on_ranks(const std::string& benchmark);
 
 // The environment of rank `rank` of `world`: RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR
-// (127.0.0.1), MASTER_PORT, and GPTBENCH_COMM_TIMEOUT_S when timeout_s > 0.
+// (MASTER_ADDR of this process when set, else 127.0.0.1), MASTER_PORT, and
+// GPTBENCH_COMM_TIMEOUT_S when timeout_s > 0.
 std::vector<std::string> rank_variables(int rank, int world, int port, double timeout_s);
 
 // A TCP port on 127.0.0.1 that nothing listens on now. Throws when none can be had.
