@@ -68,6 +68,12 @@ def compiled(fn, options, mode=None):
     return torch.compile(fn, dynamic=False, **kw), label
 
 
+def compiled_or_user(fn, options, user=None, *constants):
+    """The case's callable and label: a user's implementation as it is, given the case's
+    constants after its tensors (peers/impl.py), else the peer's fn compiled."""
+    return user.bind(options, *constants) if user is not None else compiled(fn, options)
+
+
 def cuda_only(options, what):
     if not options.cuda:
         raise SkipCase(f"skipped: {what} runs on CUDA only (this run is on the CPU)")

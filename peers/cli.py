@@ -6,7 +6,11 @@ with the suite's names and counters (docs/peers.md).
                    [--gptbench_models=small,...] [--gptbench_dtypes=fp32,bf16]
                    [--gptbench_batch=B] [--gptbench_seq=T] [--gptbench_full]
                    [--gptbench_compile_backend=inductor|eager] [--gptbench_profile=DIR]
+                   [--impl=FAMILY:PASS:NAME=MODULE:CALLABLE]... [--impl_module=MODULE]...
 Short forms: --device, --min_time, --full, --models, --dtypes, --batch, --seq, --backend.
+--impl / --impl_module: a user's Python callable timed as an implementation of a family, its rows
+named FAMILY/NAME/... (MODULE: dotted, or a .py file; @implements from peers declares them in
+a module): softmax fwd, bwd; layernorm, loss, attention fwd, fwd_bwd (docs/extending-python.md).
 Exit codes: 0 every benchmark reported (skipped ones with their reason), 1 no benchmark matches
 the filter, 2 usage error.
 """

@@ -74,6 +74,9 @@ def run_context(options, peaks):
             ctx["triton"] = "none"
     else:
         ctx["cpu_threads"] = str(torch.get_num_threads())
+    if options.impls:  # users' implementations (peers/impl.py): which callable each token names
+        ctx["python_impls"] = "; ".join(f"{u.family}/{u.name}/{u.pass_name}={u.origin}"
+                                        for u in options.impls)
     ctx["peak_copy_bytes_per_s"] = fmt(peaks[COPY])
     ctx["peak_gemm_fp32_flops"] = fmt(peaks[GEMM_FP32])
     ctx["peak_gemm_bf16_flops"] = fmt(peaks[GEMM_BF16])

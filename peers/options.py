@@ -1,11 +1,13 @@
 """The runner's flags, spelt as gptbench's (--gptbench_*, --benchmark_*) so that gptbench-run
 passes the same flags to both; short forms (--device, --min_time, --full, ...) are accepted too.
-Other --gptbench_* / --benchmark_* flags are gptbench's own: ignored with a note on stderr."""
+Other --gptbench_* / --benchmark_* flags are gptbench's own: ignored with a note on stderr.
+--impl and --impl_module (the runner's own) add users' Python implementations (peers/impl.py)."""
 import os
 import re
 import sys
 from dataclasses import dataclass, field
 
+from peers.impl import ImplError, resolve
 from peers.models import PRESETS
 from peers.trace import trace_dir_error
 
@@ -35,6 +37,8 @@ class Options:
     # torch.compile's backend: inductor, or eager (no code generation: the CPU test of the JSON
     # path); default from GPTBENCH_PEERS_BACKEND, which reaches the runner through gptbench-run.
     backend: str = field(default_factory=lambda: os.environ.get("GPTBENCH_PEERS_BACKEND", "inductor"))
+    impl_flags: list = field(default_factory=list)  # [(--impl | --impl_module, value)], in order
+    impls: list = field(default_factory=list)       # their callables (peers/impl.py UserImpl)
     cuda: bool = False               # resolved device
     peaks: dict = field(default_factory=dict)  # measured at start-up (device_info.measure_peaks)
 
@@ -131,6 +135,11 @@ def parse(argv, cuda_available):
             if value not in BACKENDS:
                 raise UsageError(f"{flag}={value}: expected {' or '.join(BACKENDS)}")
             o.backend = value
+        elif flag in ("--impl", "--impl_module"):
+            if not value:
+                raise UsageError(f"{flag} needs a value: --impl=FAMILY:PASS:NAME=MODULE:CALLABLE "
+                                 "or --impl_module=MODULE (docs/extending-python.md)")
+            o.impl_flags.append((flag, value))
         elif flag.startswith(("--gptbench_", "--benchmark_")):
             print(f"gptbench-peers: {flag} is gptbench's own; ignored", file=sys.stderr)
         else:
@@ -144,4 +153,8 @@ def parse(argv, cuda_available):
     o.dtypes = o.dtypes or list(DTYPES)
     o.batch = o.batch or (8 if o.cuda else 2)
     o.seq = o.seq or (1024 if o.cuda else 64)
+    try:
+        o.impls = resolve(o.impl_flags)  # imports the users' modules: after every flag is read
+    except ImplError as e:
+        raise UsageError(str(e)) from None
     return o

@@ -25,6 +25,16 @@ def check_close(out, ref, tol, what=""):
     return f"{prefix}relative error {err:.3g} exceeds {tol:.3g}"
 
 
+def check_returned(out, shape, what="output"):
+    """"" when a callable returned a tensor of the expected shape, else what it returned (a
+    user's callable can return anything: peers/impl.py)."""
+    if not torch.is_tensor(out):
+        return f"{what}: the callable returned {type(out).__name__}, not a tensor"
+    if tuple(out.shape) != tuple(shape):
+        return f"{what}: shape {tuple(out.shape)}, expected {tuple(shape)}"
+    return ""
+
+
 def sample_rows(rows, device, n=64):
     """Up to n evenly spaced row indices and the last (bench/softmax.cpp sample_rows)."""
     n = min(rows, n)

@@ -6,16 +6,28 @@ bench/attention.cpp, over the same grid:
                  compiled: Inductor's generated flash-style kernel; pairs with `flash`
 Default on a GPU: bf16, causal, L = 4096, d = 64 (a point of the C++ default grid); --full:
 the C++ full sweep (L 128..16384 x d 16..128, causal and not, fp32 and bf16).
-Forward+backward is host-launched (autograd): its rows end in launch:graph and launch:eager."""
+Forward+backward is host-launched (autograd): its rows end in launch:graph and launch:eager.
+A user's Python callable (--impl, @implements: peers/impl.py) takes the attention's place, as
+USER_PASSES says."""
 import itertools
 import math
 
 import torch
 
-from peers.case import GEMM_BF16, GEMM_FP32, Case, SkipCase, bench_name, compiled, register
+from peers.case import GEMM_BF16, GEMM_FP32, Case, SkipCase, bench_name, compiled_or_user, register
+from peers.impl import with_users
 from peers.models import model_config
 from peers.tensors import TORCH_DTYPE, device_of, peer_dtypes, passes
-from peers.verify import check_close, first_error
+from peers.verify import check_close, check_returned, first_error
+
+
+# What a user's callable takes and returns: q, k, v (B, H, L, d) in the dtype, causal a bool;
+# out (B, H, L, d), softmax(q·kᵀ/√d)·v; for fwd_bwd autograd must reach q, k and v. Names it
+# cannot take: bench/attention.cpp's (ops/attention_ref.cpp) and ours.
+USER_PASSES = {"fwd": "fn(q, k, v, causal) -> out", "fwd_bwd": "fn(q, k, v, causal) -> out, differentiable"}
+PEER_IMPLS = ("inductor", "inductor_flex")
+RESERVED_IMPLS = ("naive", "sdpa_math", "sdpa_efficient", "sdpa_flash", "sdpa_cudnn", "flash",
+                  "flash_sm90", "flash_sm90_fp8", *PEER_IMPLS)
 
 
 def attention_flops(b, h, l, d, causal, backward):  # fixtures/cost.cpp
@@ -52,16 +64,16 @@ def grid(o):
     return [l for l in (32, 64) if l <= o.seq], [16, 32], [True]
 
 
-def make(impl, dtype, causal, backward, b, h, l, d, o):
+def make(impl, dtype, causal, backward, b, h, l, d, o, user=None):
     dev, t = device_of(o), TORCH_DTYPE[dtype]
     try:
         body = flex_fn(b, h, l, causal, dev) if impl == "inductor_flex" else \
             (lambda q, k, v: naive(q, k, v, causal))
     except (ImportError, RuntimeError) as e:
         raise SkipCase(f"unsupported: {str(e).splitlines()[0]}")
+    fn, label = compiled_or_user(body, o, user, causal)
     q, k, v = (torch.randn(b, h, l, d, device=dev, dtype=t).requires_grad_(backward) for _ in range(3))
     dout = torch.randn(b, h, l, d, device=dev, dtype=t)
-    fn, label = compiled(body, o)
     st = {}
 
     def run():
@@ -87,7 +99,8 @@ def make(impl, dtype, causal, backward, b, h, l, d, o):
         try:
             qr, kr, vr = (piece(x).to(ref_t).requires_grad_(backward) for x in (q, k, v))
             ref = naive(qr, kr, vr, causal)
-            checks = [lambda: check_close(piece(st["out"]), ref, tolerance(dtype, False), "output")]
+            checks = [lambda: check_returned(st["out"], (b, h, l, d)),
+                      lambda: check_close(piece(st["out"]), ref, tolerance(dtype, False), "output")]
             if backward:
                 ref.backward(piece(dout).to(ref_t))
                 for name, mine, theirs in (("dq", q, qr), ("dk", k, kr), ("dv", v, vr)):
@@ -107,9 +120,10 @@ def register_cases(o):
     ls, ds, masks = grid(o)
     heads = sorted({model_config(m).n_head for m in o.models})
     dtypes = peer_dtypes(o)
-    for h, dtype, causal, (backward, pass_name), l, d, impl in itertools.product(
-            heads, dtypes, masks, passes("fwd_bwd"), ls, ds, ("inductor", "inductor_flex")):
-        register(bench_name("attention", impl, dtype, "causal" if causal else "noncausal",
-                            pass_name, f"B:{o.batch}", f"H:{h}", f"L:{l}", f"d:{d}"),
-                 lambda a=(impl, dtype, causal, backward, o.batch, h, l, d): make(*a, o),
-                 host_launched=backward)
+    for h, dtype, causal, (backward, pass_name), l, d in itertools.product(
+            heads, dtypes, masks, passes("fwd_bwd"), ls, ds):
+        for impl, user in with_users(o, "attention", pass_name, PEER_IMPLS):
+            register(bench_name("attention", impl, dtype, "causal" if causal else "noncausal",
+                                pass_name, f"B:{o.batch}", f"H:{h}", f"L:{l}", f"d:{d}"),
+                     lambda a=(impl, dtype, causal, backward, o.batch, h, l, d), u=user: make(*a, o, u),
+                     host_launched=backward)

@@ -1,14 +1,25 @@
 """loss/inductor/<dtype>/<fwd|fwd_bwd>/vocab/rows:R/classes:V/cols:C, as bench/cross_entropy.cpp:
 the mean cross-entropy of the LM head's logits (the padded vocabulary in columns, the first V
 counted, converted to fp32: the torch impl's composition), compiled. Default bf16.
-Forward+backward is host-launched (autograd): its rows end in launch:graph and launch:eager."""
+Forward+backward is host-launched (autograd): its rows end in launch:graph and launch:eager.
+A user's Python callable (--impl, @implements: peers/impl.py) takes cross_entropy's place, as
+USER_PASSES says."""
 import torch
 import torch.nn.functional as F
 
-from peers.case import COPY, Case, bench_name, compiled, register
+from peers.case import COPY, Case, bench_name, compiled_or_user, register
+from peers.impl import with_users
 from peers.models import model_config
 from peers.tensors import TORCH_DTYPE, device_of, peer_dtypes, elem_bytes, passes
 from peers.verify import check_close, first_error, sample_rows
+
+
+# What a user's callable takes and returns: logits (rows, cols) in the dtype, the first `classes`
+# columns counted; targets (rows,) int64; the mean loss, a 0-dimensional fp32 tensor; for
+# fwd_bwd autograd must reach logits. Names it cannot take: bench/loss.cpp's and ours.
+USER_PASSES = {"fwd": "fn(logits, targets, classes) -> loss",
+               "fwd_bwd": "fn(logits, targets, classes) -> loss, differentiable"}
+RESERVED_IMPLS = ("torch", "fused", "inductor")
 
 
 def cross_entropy(logits, targets, classes):
@@ -25,12 +36,12 @@ def reference_loss(logits, targets, classes, chunk=1024):
     return total / logits.shape[0]
 
 
-def make(dtype, backward, rows, classes, cols, o):
+def make(dtype, backward, rows, classes, cols, o, user=None):
     dev = device_of(o)
+    fn, label = compiled_or_user(lambda x, t: cross_entropy(x, t, classes), o, user, classes)
     logits = (torch.randn(rows, cols, device=dev) * 3).to(TORCH_DTYPE[dtype])
     targets = torch.randint(classes, (rows,), device=dev)
     logits.requires_grad_(backward)
-    fn, label = compiled(lambda x, t: cross_entropy(x, t, classes), o)
     st = {}
 
     def run():
@@ -69,7 +80,9 @@ def register_cases(o):
     for dtype in peer_dtypes(o):
         for backward, pass_name in passes("fwd_bwd"):
             for classes, cols in shapes:
-                register(bench_name("loss", "inductor", dtype, pass_name, "vocab", f"rows:{o.tokens}",
-                                    f"classes:{classes}", f"cols:{cols}"),
-                         lambda d=dtype, b=backward, v=classes, c=cols: make(d, b, o.tokens, v, c, o),
-                         host_launched=backward)
+                for impl, user in with_users(o, "loss", pass_name, ("inductor",)):
+                    register(bench_name("loss", impl, dtype, pass_name, "vocab", f"rows:{o.tokens}",
+                                        f"classes:{classes}", f"cols:{cols}"),
+                             lambda d=dtype, b=backward, v=classes, c=cols, u=user:
+                             make(d, b, o.tokens, v, c, o, u),
+                             host_launched=backward)

@@ -1,7 +1,9 @@
 """The peers' JSON path on the CPU (ctest peers_cpu_run): the runner with real Inductor code
 generation on two tiny softmax cases, then the training step with backend=eager (fast on two cores),
 each file checked (names, counters, a skipped row's reason) and loaded and paired by
-gptbench-compare; then gptbench-run --peers=inductor merging gptbench's torch row with the peer's.
+gptbench-compare; then gptbench-run --peers=inductor merging gptbench's torch row with the peer's;
+then a user's Python softmax (--impl_module, docs/extending-python.md) and gptbench's torch row
+run apart, merged by gptbench-compare merge and paired by filters.
   python3 -m peers.tests.cpu_run --work DIR --compare EXE [--runner EXE --binary EXE]"""
 import argparse
 import json
@@ -15,6 +17,7 @@ from peers.tests.run_checks import check_peer_run
 INDUCTOR_FILTER = r"^softmax/inductor(_naive)?/fp32/fwd/attn\.tiny/rows:128/"
 EAGER_FILTER = r"^model/train_step"  # every family's cases run in test_runner.Families
 MERGE_FILTER = r"^softmax/(torch|inductor)/fp32/fwd/attn\.tiny/rows:128/"
+USER_MODULE = "peers.tests.plain_impls"  # its softmax rows are named softmax/plain/...
 FLAGS = ["--gptbench_device=cpu", "--benchmark_min_time=0.01"]
 
 
@@ -43,6 +46,24 @@ def compare_pairs(compare, path, a, b, expect):
                  f"'{expect}' {'missing' if expect not in p.stdout else 'present'}:\n{p.stdout[-2000:]}{p.stderr[-2000:]}")
 
 
+def user_impl_beside_ours(a):
+    """The problems of a user's softmax run beside gptbench's own row, as the Triton example's
+    README does it: two files, merged, then paired by filters."""
+    path, doc = peers(a.work, "plain.json", MERGE_FILTER.replace("(torch|inductor)", "plain"),
+                      "eager", [f"--impl_module={USER_MODULE}"])
+    problems = check_peer_run(doc, backend="eager", expect_skipped=False)
+    if [r["name"] for r in doc["benchmarks"]] != ["softmax/plain/fp32/fwd/attn.tiny/rows:128/cols:16/manual_time"]:
+        problems.append(f"{path}: expected one softmax/plain row")
+    ours, merged = os.path.join(a.work, "ours.json"), os.path.join(a.work, "ours_and_plain.json")
+    for argv in ([a.binary, *FLAGS, f"--benchmark_filter={MERGE_FILTER.replace('(torch|inductor)', 'torch')}",
+                  f"--benchmark_out={ours}"], [a.compare, "merge", merged, ours, path]):
+        p = run(argv)
+        if p.returncode != 0:
+            sys.exit(f"{argv[0]} failed ({p.returncode}):\n{p.stderr[-3000:]}")
+    compare_pairs(a.compare, merged, "torch", "plain", "softmax/{torch,plain}/fp32/fwd")
+    return problems
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--work", required=True)
@@ -65,6 +86,8 @@ def main():
         if p.returncode != 0:
             sys.exit(f"gptbench-run --peers=inductor failed ({p.returncode}):\n{p.stderr[-3000:]}")
         compare_pairs(a.compare, merged, "torch", "inductor", "softmax/{torch,inductor}/fp32/fwd")
+    if a.binary:
+        problems += user_impl_beside_ours(a)
     if problems:
         sys.exit("\n".join(problems))
     print("peers_cpu_run: ok")

@@ -1,6 +1,8 @@
 """What a peer run's JSON must hold (used by cpu_run and the unit tests): the context keys,
 and per row the suite's name shape, its counters (host_overhead_pct on a timed launch:graph
-row), a label saying how it was compiled, and for skipped rows a reason."""
+row), a label saying how it was compiled (or whose Python callable ran), and for skipped rows a
+reason."""
+from peers.impl import USER_LABEL
 
 CONTEXT_KEYS = ("device", "torch", "peer", "compile_backend", "peak_copy_bytes_per_s",
                 "peak_gemm_bf16_flops", "datasheet_bf16_flops")
@@ -25,7 +27,8 @@ def check_row(row, backend):
         return [f"{name}: unknown family {family}"]
     if row.get("run_type") == "iteration":
         wanted += ("compile_s",) + (("host_overhead_pct",) if "/launch:graph/" in name else ())
-        if backend not in row.get("label", "") and "pytorch" not in row.get("label", ""):
+        label = row.get("label", "")
+        if backend not in label and "pytorch" not in label and not label.startswith(USER_LABEL):
             problems.append(f"{name}: label '{row.get('label')}' does not name the backend")
     problems += [f"{name}: counter {c} missing" for c in wanted if c not in row]
     if not row.get("real_time", 0) > 0:

@@ -1,0 +1,5 @@
+import sys
+
+from peers.dp.cli import main
+
+sys.exit(main())
