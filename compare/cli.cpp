@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli_parse.h"
+#include "kernel_note.h"
 #include "runjson/load.h"
 #include "runjson/merge.h"
 #include "pair.h"
@@ -129,7 +130,9 @@ int compare(const Options& options, bool filters_mode, std::ostream& out, std::o
     }
     const Run& base = runs.first;
     const Run& contender = runs.second;
-    report = build_report(pair_by_name(base, contender, filter), settings);
+    const Pairing pairing = pair_by_name(base, contender, filter);
+    report = build_report(pairing, settings);
+    add_kernel_notes(report, pairing);
     report.base_source = options.base_path;
     report.contender_source = options.new_path;
     report.context = diff_context(base.context, contender.context);

@@ -68,7 +68,8 @@ std::string verdict_reason(const PairResult& result) {
     why = std::string("informational, not gated: a ") + kEagerLaunch + " row whose " + kGraphLaunch +
           " row was compared too; " + why;
   }
-  if (!result.clock_note.empty()) why += (why.empty() ? "" : "; ") + result.clock_note;
+  for (const std::string* note : {&result.clock_note, &result.kernel_note})
+    if (!note->empty()) why += (why.empty() ? "" : "; ") + *note;
   return why;
 }
 

@@ -79,6 +79,7 @@ void write_result(JsonWriter& w, const PairResult& result) {
   w.end_array();
   w.member("family", result.family);
   w.member("informational", result.informational);
+  if (!result.kernel_note.empty()) w.member("kernel_note", result.kernel_note);
   w.member("name", result.name);
   w.member("new_status", to_string(result.contender_status));
   if (!result.status_message.empty()) w.member("status_message", result.status_message);

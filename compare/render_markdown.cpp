@@ -41,7 +41,8 @@ void table_row(std::ostringstream& out, const PairResult& result, bool processes
       << format_percent(time.cv) << " | ";
   if (processes) out << process_cell(time) << " | ";
   out << (bold ? "**" : "") << verdict_label(result) << (bold ? "**" : "");
-  if (!result.clock_note.empty()) out << " (" << markdown_escape(result.clock_note) << ")";
+  for (const std::string* note : {&result.clock_note, &result.kernel_note})
+    if (!note->empty()) out << " (" << markdown_escape(*note) << ")";
   out << " |\n";
 }
 

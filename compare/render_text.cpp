@@ -151,7 +151,7 @@ std::string render_text(const Report& report, const TextOptions& options) {
 
   bool notes_header = false;
   for (const PairResult& result : report.results) {
-    if (result.verdict == Verdict::kSame && !result.informational) continue;
+    if (result.verdict == Verdict::kSame && !result.informational && result.kernel_note.empty()) continue;
     if (!notes_header) {
       out << "\nNotes:\n";
       notes_header = true;

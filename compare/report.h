@@ -48,6 +48,10 @@ struct PairResult {
   // On a GPU at its power limit the clock follows the code's power draw and the board's
   // temperature, so a reader of a regression should see it; "" otherwise.
   std::string clock_note;
+  // Where the two runs' rows carry kernel lists (--gptbench_kernels) that differ, between the
+  // runs or between one run's processes: which kernels (kernel_note.h); "" otherwise, and
+  // always in filters mode, whose two implementations run different kernels by design.
+  std::string kernel_note;
 };
 
 struct FamilySummary {

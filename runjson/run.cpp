@@ -59,7 +59,7 @@ namespace {
 bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
 std::string benchmark_difference(const Benchmark& a, const Benchmark& b) {
-  if (a.name != b.name || a.label != b.label || a.family_index != b.family_index ||
+  if (a.name != b.name || a.label != b.label || a.labels != b.labels || a.family_index != b.family_index ||
       a.declared_repetitions != b.declared_repetitions || a.status != b.status || a.message != b.message) {
     return "name, label, indices or status";
   }

@@ -47,7 +47,8 @@ struct Aggregate {
 
 struct Benchmark {
   std::string name;         // run_name: the name without aggregate suffix
-  std::string label;        // the "label" field, if any
+  std::string label;        // the "label" field, if any (of the first row carrying one)
+  std::vector<std::string> labels;  // every distinct label of its rows, in order of appearance
   int64_t family_index = -1;
   int64_t declared_repetitions = 0;  // "repetitions" field (max seen)
   RunStatus status = RunStatus::kOk;

@@ -342,6 +342,8 @@ void RunBuilder::note_common(Benchmark& bench) {
   if (bench.family_index < 0 && row_.family_index) bench.family_index = *row_.family_index;
   if (row_.repetitions) bench.declared_repetitions = std::max(bench.declared_repetitions, *row_.repetitions);
   if (bench.label.empty() && row_.label) bench.label = *row_.label;
+  if (row_.label && std::find(bench.labels.begin(), bench.labels.end(), *row_.label) == bench.labels.end())
+    bench.labels.push_back(*row_.label);
 }
 
 void RunBuilder::mark(Benchmark& bench, RunStatus status, const std::string& message) {

@@ -48,6 +48,7 @@ json sample_row(const BenchmarkRecord& b, const SideRecord& s, size_t i) {
   // The epoch, i.e. the side's worker process, that took the sample (gptbench-compare's
   // process spread).
   if (i < s.process_index.size()) row["process_index"] = s.process_index[i];
+  if (i < s.labels.size() && !s.labels[i].empty()) row["label"] = s.labels[i];
   if (i < s.counters.size() && s.counters[i].is_object())
     for (const auto& [key, value] : s.counters[i].items())
       if (value.is_number() && !row_fields().count(key)) row[key] = value;

@@ -26,6 +26,7 @@ struct SideRecord {
   std::vector<int64_t> process_index;  // the epoch (worker process) of each sample, 0-based
   std::vector<int64_t> calls;        // calls timed in each sample
   std::vector<nlohmann::json> counters;  // each sample's counters (an object)
+  std::vector<std::string> labels;   // each sample's row label: its worker's kernel list, or ""
   size_t lost = 0;                   // sample requests that killed or hung the worker
   size_t worker_losses = 0;          // requests (prepare or sample) that lost the worker
   std::vector<double> prepare_s;     // wall time of each prepare request (re-prepares too)

@@ -23,6 +23,7 @@
 #include "premerge_output.h"
 #include "premerge_progress.h"
 #include "progress.h"
+#include "runjson/kernels_label.h"
 #include "worker_client.h"
 
 namespace gptbench::runner {
@@ -341,6 +342,17 @@ class Check {
       r.error = "worker error: malformed sample reply (" + problem + ")";
   }
 
+  // The row label of a worker's prepare reply: its "kernels" (--gptbench_kernels) as
+  // runjson/kernels_label.h writes them, or "" when it lists none.
+  static std::string kernels_label_of(const json& prepared) {
+    const auto k = prepared.find("kernels");
+    if (k == prepared.end() || !k->is_array() || k->empty()) return "";
+    std::vector<std::string> names;
+    for (const json& n : *k)
+      if (n.is_string()) names.push_back(n.get<std::string>());
+    return names.empty() ? "" : runjson::kernels_label(names);
+  }
+
   // Appends the samples of a reply; "" or what is wrong with it.
   static std::string add_samples(SideRecord& r, const json& body, size_t epoch) {
     const auto samples = body.find("samples");
@@ -362,6 +374,7 @@ class Check {
       r.process_index.push_back(static_cast<int64_t>(epoch));
       r.calls.push_back((*calls)[i].get<int64_t>());
       r.counters.push_back(counter_values);
+      r.labels.push_back(kernels_label_of(r.prepared));
     }
     return "";
   }

@@ -102,6 +102,20 @@ TEST(PremergeOutput, SideDocumentsAreGoogleBenchmarkJsonThatCompareLoads) {
   EXPECT_EQ(a.counter("process_index"), nullptr);
 }
 
+// Each sample's row carries the kernel list its worker process recorded, so a process that chose
+// other kernels is seen in the loaded run's labels (gptbench-compare's kernel note).
+TEST(PremergeOutput, SampleRowsCarryTheirProcessKernelLabel) {
+  PremergeRecord record = sample_record();
+  SideRecord& s = record.benchmarks[0].side(Side::kBase);
+  s.labels = {"kernels: k1; k2", "kernels: k1; k2", "kernels: k1; k3"};
+  const json rows = side_document(record, Side::kBase)["benchmarks"];
+  EXPECT_EQ(rows[0]["label"], "kernels: k1; k2");
+  EXPECT_EQ(rows[2]["label"], "kernels: k1; k3");
+  EXPECT_FALSE(rows[3].contains("label"));  // benchmark b recorded none
+  const runjson::Run base = runjson::parse_run(side_document(record, Side::kBase).dump(), "base");
+  EXPECT_EQ(base.benchmarks[0].labels, (std::vector<std::string>{"kernels: k1; k2", "kernels: k1; k3"}));
+}
+
 TEST(PremergeOutput, PremergeDocumentHoldsRecordsAndTotals) {
   const json doc = premerge_document(sample_record());
   EXPECT_EQ(doc["tool"], "gptbench-premerge");
