@@ -282,6 +282,11 @@ if [[ "$mode" == workers ]]; then
   [[ -n "$rounds_given" ]] && log "note: --rounds applies to process rounds only; workers sample until decided"
   args=(--base-bin "$base_bin" --new-bin "$new_bin" "--filter=$filter" --out "$out"
         "--worker-arg=--gptbench_device=$device" "${gate_args[@]}")
+  # Each worker records the kernels of every case, so the report names kernels that differ
+  # between the sides or between one side's processes (docs/premerge.md).
+  if [[ "$device" == cuda ]] && knows_flag "$base_bin" --gptbench_kernels && knows_flag "$new_bin" --gptbench_kernels; then
+    args+=("--worker-arg=--gptbench_kernels=true")
+  fi
   for arg in "${base_args[@]}"; do args+=("--base-arg=$arg"); done
   for arg in "${new_args[@]}"; do args+=("--new-arg=$arg"); done
   [[ -n "$max_seconds" ]] && args+=("--max-seconds=$max_seconds")
