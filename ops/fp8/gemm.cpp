@@ -1,0 +1,207 @@
+// Row-major C(M, N) = Â·B̂ᵀ is the column-major Cᵀ(N, M) = B̂·Âᵀ: cuBLASLt's A is our B (stored
+// (N, K) row-major = column-major (K, N), used transposed) and its B our A (column-major (K, M),
+// not transposed): the TN layout cuBLASLt requires for FP8, with no copy. Its "rows of A" are
+// therefore our N and its "rows of B" our M, which is how the scale modes below are assigned
+// (ops/gemm_cublaslt.cpp uses the same swap for the other dtypes).
+#include "ops/fp8/gemm.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <tuple>
+
+#ifdef GPTBENCH_WITH_CUDA
+#include <ATen/cuda/CUDAContext.h>
+
+#include "ops/cublaslt_device.h"
+#include "ops/cuda_check.h"
+#endif
+
+namespace gptbench {
+namespace {
+
+void check_operands(const char* fn, const Fp8Tensor& a, const Fp8Tensor& b, Fp8GemmScaling s,
+                    const at::Tensor& c) {
+  const std::string f = std::string(fn) + ": ";
+  auto fp8_2d = [](const at::Tensor& t) {
+    return t.defined() && t.dim() == 2 && t.scalar_type() == at::kFloat8_e4m3fn && t.is_contiguous();
+  };
+  if (!fp8_2d(a.data) || !fp8_2d(b.data))
+    throw std::invalid_argument(f + "a and b must be contiguous 2-D float8_e4m3fn tensors");
+  if (a.data.size(1) != b.data.size(1))
+    throw std::invalid_argument(f + "a (M, K) and b (N, K) must share K, got " +
+                                c10::str(a.data.sizes()) + " and " + c10::str(b.data.sizes()));
+  if (a.granularity != fp8_a_granularity(s) || b.granularity != fp8_b_granularity(s))
+    throw std::invalid_argument(f + "scaling '" + fp8_gemm_scaling_name(s) + "' takes a " +
+                                fp8_granularity_name(fp8_a_granularity(s)) + " and b " +
+                                fp8_granularity_name(fp8_b_granularity(s)) + ", got " +
+                                fp8_granularity_name(a.granularity) + " and " +
+                                fp8_granularity_name(b.granularity));
+  const int64_t m = a.data.size(0), n = b.data.size(0), k = a.data.size(1);
+  for (const Fp8Tensor* t : {&a, &b}) {
+    const Fp8ScaleShape sh = fp8_scale_shape(t->granularity, t->data.size(0), k);
+    if (!t->scale_inv.defined() || t->scale_inv.scalar_type() != at::kFloat ||
+        !t->scale_inv.is_contiguous() || t->scale_inv.numel() != sh.dim0 * sh.dim1)
+      throw std::invalid_argument(f + "scale_inv must be a contiguous fp32 tensor of " +
+                                  std::to_string(sh.dim0) + " × " + std::to_string(sh.dim1));
+  }
+  if (!c.defined() || c.scalar_type() != at::kBFloat16 || !c.is_contiguous() || c.dim() != 2 ||
+      c.size(0) != m || c.size(1) != n)
+    throw std::invalid_argument(f + "c must be a contiguous bf16 (" + std::to_string(m) + ", " +
+                                std::to_string(n) + ") tensor");
+  for (const at::Tensor* t : {&a.data, &a.scale_inv, &b.data, &b.scale_inv})
+    if (t->device() != c.device())
+      throw std::invalid_argument(f + "operands, scales and c must be on one device");
+  if (k % 16 != 0 || n % 8 != 0)
+    throw std::invalid_argument(f + "K must be a multiple of 16 and N of 8, got K=" +
+                                std::to_string(k) + " N=" + std::to_string(n));
+}
+
+#ifdef GPTBENCH_WITH_CUDA
+int32_t lt_scale_mode(Fp8Granularity g) {
+  switch (g) {
+    case Fp8Granularity::kTensor: return CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F;
+    case Fp8Granularity::kRow: return CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
+    case Fp8Granularity::kBlock1x128: return CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
+    case Fp8Granularity::kBlock128x128: return CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;
+  }
+  throw std::invalid_argument("lt_scale_mode: unknown granularity");
+}
+
+// The scales of one call (device pointers, fp32): cuBLASLt's A is our b, its B our a.
+void set_scale_pointers(LtMatmulDescs& p, const Fp8Tensor& a, const Fp8Tensor& b) {
+  p.set(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, static_cast<const void*>(b.scale_inv.data_ptr()));
+  p.set(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, static_cast<const void*>(a.scale_inv.data_ptr()));
+}
+
+using PlanKey = std::tuple<int64_t, int64_t, int64_t, int32_t, int>;  // m, n, k, scaling, device
+
+struct LtPlan {
+  std::unique_ptr<LtMatmulDescs> problem;
+  cublasLtMatmulAlgo_t algo;
+};
+
+struct LtState {
+  std::mutex mu;
+  std::map<PlanKey, LtPlan> plans;
+};
+
+LtState& lt_state() {
+  static LtState s;
+  return s;
+}
+
+LtPlan make_plan(const LtContext& lt, int64_t m, int64_t n, int64_t k, Fp8GemmScaling s,
+                 const Fp8Tensor& a, const Fp8Tensor& b) {
+  // cuBLASLt's problem: D(n, m) = op(A)(n, k) · B(k, m), A transposed (TN).
+  auto p = std::make_unique<LtMatmulDescs>(CUBLAS_COMPUTE_32F, CUDA_R_8F_E4M3, CUDA_R_16BF, n, m,
+                                           k, /*trans_a=*/true, /*trans_b=*/false);
+  p->set(CUBLASLT_MATMUL_DESC_A_SCALE_MODE, lt_scale_mode(fp8_b_granularity(s)));
+  p->set(CUBLASLT_MATMUL_DESC_B_SCALE_MODE, lt_scale_mode(fp8_a_granularity(s)));
+  p->set(CUBLASLT_MATMUL_DESC_FAST_ACCUM, int8_t{0});  // partial sums promoted to fp32
+  set_scale_pointers(*p, a, b);  // the heuristic wants pointers set for vector/block modes
+
+  cublasLtMatmulPreference_t pref;
+  CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  try {
+    size_t ws_bytes = kLtWorkspaceBytes;
+    CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
+        pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes, sizeof(ws_bytes)));
+    CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(lt.handle, p->op, p->a, p->b, p->d, p->d, pref, 1,
+                                                &result, &found));
+  } catch (...) {
+    cublasLtMatmulPreferenceDestroy(pref);
+    throw;
+  }
+  CUBLAS_CHECK(cublasLtMatmulPreferenceDestroy(pref));
+  TORCH_CHECK(found > 0, "gemm_fp8_cublaslt: cuBLASLt returned no algorithm for e4m3 M=", m,
+              " N=", n, " K=", k, " with ", fp8_gemm_scaling_name(s),
+              " scaling (cuBLASLt ", cublasLtGetVersion(), ")");
+  return {std::move(p), result.algo};
+}
+#endif
+
+}  // namespace
+
+std::string gemm_fp8_unsupported(const std::string& impl, Fp8GemmScaling s, c10::Device device) {
+  if (impl != "cublaslt" && impl != "torch") return "unknown FP8 GEMM implementation '" + impl + "'";
+  if (!device.is_cuda()) return "FP8 GEMMs run on a CUDA GPU";
+#ifdef GPTBENCH_WITH_CUDA
+  const cudaDeviceProp* prop = at::cuda::getDeviceProperties(device.index());
+  const int cc = prop->major * 10 + prop->minor;
+  const std::string has = ", this GPU has " + std::to_string(prop->major) + "." + std::to_string(prop->minor);
+  if (cc < 89) return "e4m3 tensor cores need compute capability 8.9 or later" + has;
+  // cuBLAS documents outer-vector and 128-block FP8 scales for Hopper; LibTorch falls back to
+  // its own row-wise kernel elsewhere, not for blocks.
+  const bool hopper_only = s == Fp8GemmScaling::kBlock || (s == Fp8GemmScaling::kRow && impl == "cublaslt");
+  if (hopper_only && cc != 90)
+    return std::string(impl == "torch" ? "LibTorch's" : "cuBLASLt's") + " " + fp8_gemm_scaling_name(s) +
+           "-scaled FP8 GEMM runs on compute capability 9.0 (Hopper)" + has;
+  return "";
+#else
+  return "this build has no CUDA support";
+#endif
+}
+
+void gemm_fp8_cublaslt(const Fp8Tensor& a, const Fp8Tensor& b, Fp8GemmScaling s, at::Tensor& c) {
+  check_operands("gemm_fp8_cublaslt", a, b, s, c);
+  if (auto why = gemm_fp8_unsupported("cublaslt", s, c.device()); !why.empty())
+    throw std::invalid_argument("gemm_fp8_cublaslt: " + why);
+#ifdef GPTBENCH_WITH_CUDA
+  const int64_t m = a.data.size(0), n = b.data.size(0), k = a.data.size(1);
+  const int dev = c.get_device();
+  LtState& st = lt_state();
+  std::lock_guard<std::mutex> lock(st.mu);
+  const LtContext lt = lt_context(dev);
+  const PlanKey key{m, n, k, static_cast<int32_t>(s), dev};
+  auto it = st.plans.find(key);
+  if (it == st.plans.end()) it = st.plans.emplace(key, make_plan(lt, m, n, k, s, a, b)).first;
+  LtMatmulDescs& p = *it->second.problem;
+  set_scale_pointers(p, a, b);
+  const float alpha = 1.0f, beta = 0.0f;
+  CUBLAS_CHECK(cublasLtMatmul(lt.handle, p.op, &alpha, b.data.data_ptr(), p.a, a.data.data_ptr(),
+                              p.b, &beta, c.data_ptr(), p.d, c.data_ptr(), p.d, &it->second.algo,
+                              lt.workspace, kLtWorkspaceBytes, lt.stream));
+#endif
+}
+
+Fp8ScaledMmArgs scaled_mm_args(const Fp8Tensor& a, const Fp8Tensor& b, Fp8GemmScaling s) {
+  const int64_t n = b.data.size(0), k = a.data.size(1);
+  Fp8ScaledMmArgs r{a.data, b.data.t(), a.scale_inv, b.scale_inv};
+  switch (s) {
+    case Fp8GemmScaling::kTensor: break;  // one-element scales
+    case Fp8GemmScaling::kRow:            // scale_a (M, 1), scale_b (1, N)
+      r.scale_b = b.scale_inv.reshape({1, n});
+      break;
+    case Fp8GemmScaling::kBlock:
+      // scale_a (M, K/128) with M fastest: our (K/128, M) transposed. scale_b (K/128, N/128)
+      // whose transpose is row-major (N/128, K/128): ours without the padding to 4.
+      r.scale_a = a.scale_inv.t();
+      r.scale_b = b.scale_inv.narrow(1, 0, fp8_blocks(k)).contiguous().t();
+      break;
+  }
+  return r;
+}
+
+void gemm_fp8_torch(const Fp8ScaledMmArgs& args, at::Tensor& c) {
+  at::_scaled_mm_out(c, args.mat1, args.mat2, args.scale_a, args.scale_b, std::nullopt,
+                     std::nullopt, at::kBFloat16, /*use_fast_accum=*/false);
+}
+
+at::Tensor gemm_fp8_reference(const Fp8Tensor& a, const Fp8Tensor& b, const at::Tensor& rows) {
+  return at::matmul(dequantize_fp8(a, rows), dequantize_fp8(b).t());
+}
+
+int64_t gemm_fp8_cache_size() {
+#ifdef GPTBENCH_WITH_CUDA
+  std::lock_guard<std::mutex> lock(lt_state().mu);
+  return static_cast<int64_t>(lt_state().plans.size());
+#else
+  return 0;
+#endif
+}
+
+}  // namespace gptbench

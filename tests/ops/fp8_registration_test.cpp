@@ -1,0 +1,75 @@
+// The FP8 rows the families register (bench/gemm_fp8.cpp, bench/quantize.cpp) for a run's flags,
+// without running anything: their names, that they follow bf16's selection, and that the CPU
+// lists the rows that need a GPU (to be skipped with the reason) — the suite's rule for rows that
+// need a GPU, as for gemm/cublaslt.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "fixtures/case_runner.h"
+#include "fixtures/family.h"
+#include "fixtures/options.h"
+#include "fixtures/suite_inputs.h"
+
+namespace gptbench {
+namespace {
+
+std::vector<std::string> registered(std::vector<const char*> flags, bool gpu) {
+  flags.insert(flags.begin(), {"gptbench", gpu ? "--gptbench_device=cuda" : "--gptbench_device=cpu"});
+  const ParseResult parsed = parse_options(static_cast<int>(flags.size()), flags.data(), gpu);
+  EXPECT_EQ(parsed.error, "");
+  const size_t before = registered_cases().size();
+  register_families(suite_inputs(parsed.options, 1));
+  std::vector<std::string> names;
+  for (size_t i = before; i < registered_cases().size(); ++i) names.push_back(registered_cases()[i].name);
+  return names;
+}
+
+bool has(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+size_t count_prefix(const std::vector<std::string>& names, const std::string& prefix) {
+  return std::count_if(names.begin(), names.end(),
+                       [&](const std::string& n) { return n.rfind(prefix, 0) == 0; });
+}
+
+TEST(Fp8Registration, GemmRowsAtEveryShapeScalingAndImpl) {
+  const std::vector<std::string> gpu = registered({"--gptbench_dtypes=bf16"}, true);
+  // GPT-2 small at 8 × 1024 tokens: 15 GEMMs + 4 squares (1,024-8,192), 3 scalings, 2 impls.
+  EXPECT_EQ(count_prefix(gpu, "gemm/cublaslt/e4m3/"), 19u * 3);
+  EXPECT_EQ(count_prefix(gpu, "gemm/torch/e4m3/"), 19u * 3);
+  EXPECT_TRUE(has(gpu, "gemm/cublaslt/e4m3/small.qkv.fwd/scale:tensor/M:8192/N:2304/K:768"));
+  EXPECT_TRUE(has(gpu, "gemm/torch/e4m3/small.lm_head.wgrad/scale:row/M:50304/N:768/K:8192"));
+  EXPECT_TRUE(has(gpu, "gemm/cublaslt/e4m3/square/scale:block/M:8192/N:8192/K:8192"));
+  // The bf16 row of the same GEMM is there to compare with.
+  EXPECT_TRUE(has(gpu, "gemm/cublaslt/bf16/small.qkv.fwd/M:8192/N:2304/K:768"));
+}
+
+TEST(Fp8Registration, QuantizeRows) {
+  const std::vector<std::string> gpu = registered({"--gptbench_dtypes=bf16"}, true);
+  // 4 tensors × 4 granularities per impl.
+  EXPECT_EQ(count_prefix(gpu, "quantize/fused/e4m3/"), 16u);
+  EXPECT_EQ(count_prefix(gpu, "quantize/torch/e4m3/"), 16u);
+  EXPECT_TRUE(has(gpu, "quantize/fused/e4m3/small.act/scale:block1x128/rows:8192/cols:768"));
+  EXPECT_TRUE(has(gpu, "quantize/torch/e4m3/small.dlogits/scale:tensor/rows:8192/cols:50304"));
+}
+
+TEST(Fp8Registration, FollowBf16AndAreListedOnTheCpu) {
+  const std::vector<std::string> fp32 = registered({"--gptbench_dtypes=fp32"}, true);
+  EXPECT_EQ(count_prefix(fp32, "gemm/cublaslt/e4m3/"), 0u);
+  EXPECT_EQ(count_prefix(fp32, "quantize/"), 0u);
+  const std::vector<std::string> cpu = registered({}, false);
+  EXPECT_GT(count_prefix(cpu, "gemm/cublaslt/e4m3/"), 0u);
+  EXPECT_GT(count_prefix(cpu, "quantize/fused/e4m3/"), 0u);
+  for (const CaseSpec& spec : registered_cases()) {
+    if (spec.name.rfind("gemm/torch/e4m3/", 0) == 0 || spec.name.rfind("quantize/fused/", 0) == 0) {
+      EXPECT_TRUE(spec.needs_cuda_kernels) << spec.name;  // skipped on the CPU with the reason
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gptbench
