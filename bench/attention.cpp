@@ -16,7 +16,9 @@
 //           verified against the naive attention of the dequantized inputs; counters
 //           err_vs_bf16_rel and err_vs_bf16_max_abs compare its output with flash_sm90's on the
 //           unquantized bf16 inputs (what FP8 costs in accuracy); skipped with the reason where
-//           it cannot run (no GPU of compute capability 9.0, no CUDA kernels).
+//           it cannot run (no GPU of compute capability 9.0, no CUDA kernels); and those
+//           registered at kAttention (fixtures/extension.h; forward_only ones have no fwd_bwd
+//           rows), checked and skipped as the LibTorch backends are.
 //   dtypes: fp32 (TF32 off), bf16 (of those selected with --gptbench_dtypes); e4m3 (flash_sm90_fp8)
 //           where bf16 is selected.
 //   grid:   B = --gptbench_batch (8 on a GPU), H = heads of each selected model (small: 12).
@@ -33,15 +35,18 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "fixtures/bench_name.h"
-#include "fixtures/dtype.h"
-#include "fixtures/family.h"
 #include "fixtures/case_runner.h"
+#include "fixtures/dtype.h"
+#include "fixtures/extension.h"
+#include "fixtures/family.h"
+#include "fixtures/family_impls.h"
 #include "fixtures/verify.h"
 #include "model/config.h"
 #include "ops/attention/flash.h"
@@ -54,6 +59,7 @@ namespace {
 
 struct AttnPoint {
   std::string impl;
+  std::function<AttentionFn> fn;
   DtypeSpec dtype;
   bool causal, backward;
   int64_t b, h, l, d;
@@ -71,12 +77,7 @@ double attention_tolerance(const std::string& dtype, bool grad) {
 }
 
 Case make_attention_case(const AttnPoint& p, c10::Device device) {
-  const AttnBackend backend = parse_attn_backend(p.impl);
   const DtypeSpec& spec = p.dtype;
-  if (!device.is_cuda() &&
-      (backend == AttnBackend::kSdpaEfficient || backend == AttnBackend::kSdpaCudnn ||
-       backend == AttnBackend::kFlash || backend == AttnBackend::kFlashSm90))
-    throw SkipCase("skipped: " + p.impl + " runs on CUDA only");
   auto opts = at::TensorOptions().device(device).dtype(spec.type);
   struct State {
     at::Tensor q, k, v, dout, out;  // (B, H, L, d)
@@ -90,14 +91,14 @@ Case make_attention_case(const AttnPoint& p, c10::Device device) {
     st->dout = at::randn({p.b, p.h, p.l, p.d}, opts);
   }
   const bool causal = p.causal, backward = p.backward, tf32 = spec.tf32;
-  auto run = [st, backend, causal, backward, tf32] {
+  auto run = [st, fn = p.fn, causal, backward, tf32] {
     Tf32Guard tf32_guard(tf32);
     if (!backward) {
-      st->out = attention_forward(st->q, st->k, st->v, causal, backend);
+      st->out = fn(st->q, st->k, st->v, causal);
       return;
     }
     for (auto* t : {&st->q, &st->k, &st->v}) t->mutable_grad().reset();  // no accumulation
-    auto out = attention_forward(st->q, st->k, st->v, causal, backend);
+    auto out = fn(st->q, st->k, st->v, causal);
     out.backward(st->dout);
     st->out = out.detach();
   };
@@ -210,6 +211,27 @@ Case make_attention_fp8_case(int64_t b, int64_t h, int64_t l, bool causal, c10::
   return c;
 }
 
+// LibTorch's ways and our kernels (ops/attention_ref.h), each in the dtypes it takes on this
+// device (every one takes bf16, so none has an empty list, which would mean all).
+std::vector<Impl<AttentionFn>> own_attention_impls(bool gpu) {
+  std::vector<Impl<AttentionFn>> own;
+  for (const std::string& name : attn_backend_names()) {
+    const AttnBackend backend = parse_attn_backend(name);
+    Impl<AttentionFn> impl{name, [backend](const at::Tensor& q, const at::Tensor& k,
+                                           const at::Tensor& v, bool causal) {
+                             return attention_forward(q, k, v, causal, backend);
+                           }};
+    for (const char* dtype : {"fp32", "bf16"})
+      if (attn_backend_takes(backend, dtype_spec(dtype).type, gpu)) impl.options.dtypes.push_back(dtype);
+    // our kernels (ops/attention/)
+    impl.needs_cuda_kernels = backend == AttnBackend::kFlash || backend == AttnBackend::kFlashSm90;
+    impl.options.cuda_only = impl.needs_cuda_kernels || backend == AttnBackend::kSdpaEfficient ||
+                             backend == AttnBackend::kSdpaCudnn;
+    own.push_back(std::move(impl));
+  }
+  return own;
+}
+
 }  // namespace
 
 GPTBENCH_FAMILY(attention, const SuiteInputs& in) {
@@ -232,6 +254,7 @@ GPTBENCH_FAMILY(attention, const SuiteInputs& in) {
   std::set<int64_t> heads;
   for (const GPT2Config& m : in.models) heads.insert(m.n_head);
   const auto dtypes = in.dtypes_among({"fp32", "bf16"});
+  const auto impls = family_impls(kAttention, own_attention_impls(gpu));
 
   for (int64_t h : heads)
     for (const auto& dtype : dtypes)
@@ -239,20 +262,18 @@ GPTBENCH_FAMILY(attention, const SuiteInputs& in) {
         for (bool backward : {false, true})
           for (int64_t l : ls)
             for (int64_t d : ds) {
-              for (const auto& impl : attn_backend_names()) {
-                if (!attn_backend_takes(parse_attn_backend(impl), dtype.type, gpu)) continue;
-                AttnPoint p{impl, dtype, causal, backward, in.batch, h, l, d};
+              for (const auto& impl : impls) {
+                if (!impl_takes(impl, dtype.name, backward)) continue;
+                AttnPoint p{impl.name, impl.fn, dtype, causal, backward, in.batch, h, l, d};
                 CaseSpec spec;
-                // our kernels (ops/attention/)
-                spec.needs_cuda_kernels = impl == "flash" || impl == "flash_sm90";
-                spec.name = BenchName("attention", {impl, dtype.name, causal ? "causal" : "noncausal",
+                spec.name = BenchName("attention", {impl.name, dtype.name, causal ? "causal" : "noncausal",
                                                     backward ? "fwd_bwd" : "fwd"})
                                 .axis("B", in.batch).axis("H", h).axis("L", l).axis("d", d);
                 spec.graph_form = backward;  // autograd's host work between the two passes
                 spec.make = [p, device = in.device] {
                   return make_attention_case(p, device);
                 };
-                register_case(std::move(spec));
+                register_impl_case(impl, std::move(spec), in.device);
               }
               // The FP8 forward beside each bf16 forward point at d = 128.
               if (dtype.name != "bf16" || backward || d != 128) continue;

@@ -2,17 +2,23 @@
 // projection, MLP up/down, LM head; forward, input-gradient and weight-gradient forms) at B×T
 // tokens for each selected model size, plus a square sweep.
 //   impls:  torch (torch::matmul), cublaslt (our cuBLASLt call, heuristic algorithm),
-//           cublaslt_search (fastest of the top 8 candidates, timed once per shape).
+//           cublaslt_search (fastest of the top 8 candidates, timed once per shape), and those
+//           registered at kGemm (fixtures/extension.h).
 //   dtypes: fp32 (TF32 off), tf32, bf16, fp16.   cost: 2·M·N·K FLOPs; %peak of the measured
 //           GEMM rate of the same dtype.
 //   names:  gemm/<impl>/<dtype>/<model>.<layer>.<pass>/M:../N:../K:..
 //           gemm/<impl>/<dtype>/square/M:n/N:n/K:n
 #include <ATen/ATen.h>
 
+#include <functional>
+#include <limits>
+
 #include "fixtures/bench_name.h"
-#include "fixtures/dtype.h"
-#include "fixtures/family.h"
 #include "fixtures/case_runner.h"
+#include "fixtures/dtype.h"
+#include "fixtures/extension.h"
+#include "fixtures/family.h"
+#include "fixtures/family_impls.h"
 #include "fixtures/verify.h"
 #include "model/shapes.h"
 #include "ops/gemm.h"
@@ -39,7 +45,7 @@ PeakKind gemm_peak(const std::string& dtype) {
   return PeakKind::kGemmFp16;
 }
 
-Case make_gemm_case(const std::string& impl, const DtypeSpec& spec, const GemmShape& s,
+Case make_gemm_case(const std::function<GemmFn>& fn, const DtypeSpec& spec, const GemmShape& s,
                     c10::Device device) {
   const std::string& dtype = spec.name;
   auto opts = at::TensorOptions().device(device).dtype(spec.type);
@@ -48,12 +54,7 @@ Case make_gemm_case(const std::string& impl, const DtypeSpec& spec, const GemmSh
   auto c = at::empty({s.m, s.n}, opts);
   const GemmArgs args{s.trans_a, s.trans_b, spec.tf32};
   Case cs;
-  if (impl == "torch")
-    cs.run = [=]() mutable { gemm_torch(a, b, c, args); };
-  else
-    cs.run = [=, search = impl == "cublaslt_search"]() mutable {
-      gemm_cublaslt(a, b, c, args, search);
-    };
+  cs.run = [=]() mutable { fn(a, b, c, args); };
   cs.verify = [=, run = cs.run]() mutable {
     c.fill_(std::numeric_limits<float>::quiet_NaN());  // poison: every element must be written
     run();
@@ -74,19 +75,26 @@ GPTBENCH_FAMILY(gemm, const SuiteInputs& in) {
   const int64_t hi = in.on_cuda() ? (in.full ? 16384 : 8192) : (in.full ? 1024 : 256);
   for (const auto& s : square_gemms(lo, hi)) shapes.emplace_back("square", s);
 
-  std::vector<std::string> impls = {"torch", "cublaslt"};
-  if (in.gemm_search) impls.push_back("cublaslt_search");
+  auto cublaslt = [](bool search) {
+    return [search](const at::Tensor& a, const at::Tensor& b, at::Tensor& c, const GemmArgs& args) {
+      gemm_cublaslt(a, b, c, args, search);
+    };
+  };
+  const auto impls = family_impls(kGemm, {{"torch", gemm_torch},
+                                          {"cublaslt", cublaslt(false), {}, true},
+                                          {"cublaslt_search", cublaslt(true), {}, true}});
   for (const DtypeSpec& dtype : in.dtypes)
     for (const auto& [label, shape] : shapes)
       for (const auto& impl : impls) {
+        if (!impl_takes(impl, dtype.name) || (impl.name == "cublaslt_search" && !in.gemm_search))
+          continue;
         CaseSpec spec;
-        spec.name = BenchName("gemm", {impl, dtype.name, label})
+        spec.name = BenchName("gemm", {impl.name, dtype.name, label})
                         .axis("M", shape.m).axis("N", shape.n).axis("K", shape.k);
-        spec.needs_cuda_kernels = impl != "torch";
-        spec.make = [impl = impl, dtype, shape = shape, device = in.device] {
-          return make_gemm_case(impl, dtype, shape, device);
+        spec.make = [fn = impl.fn, dtype, shape = shape, device = in.device] {
+          return make_gemm_case(fn, dtype, shape, device);
         };
-        register_case(std::move(spec));
+        register_impl_case(impl, std::move(spec), in.device);
       }
 }
 

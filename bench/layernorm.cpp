@@ -2,7 +2,8 @@
 // B·T rows of d_model columns, forward and forward+backward (upstream gradients for h and y).
 //   impls:  torch (at::add, at::layer_norm, the cast to the output dtype: what LibTorch runs under
 //           autocast, and the blocks:torch training step), fused (ops/layernorm.h, the
-//           blocks:fused step; needs a GPU)
+//           blocks:fused step; needs a GPU), and those registered at kLayerNorm
+//           (fixtures/extension.h; forward_only ones have no fwd_bwd rows)
 //   dtypes: bf16 (x, h fp32; branch, y and y's gradient bf16: the step under bf16 autocast),
 //           fp32 (all fp32)
 //   shapes: rows = --gptbench_batch × --gptbench_seq, cols = each selected model's d_model
@@ -15,19 +16,22 @@
 #include <ATen/ATen.h>
 #include <torch/autograd.h>
 
+#include <functional>
 #include <memory>
 #include <set>
-#include <vector>
 #include <string>
+#include <vector>
 
 #include "fixtures/bench_name.h"
-#include "fixtures/dtype.h"
-#include "fixtures/family.h"
 #include "fixtures/case_runner.h"
-#include "train/step.h"
+#include "fixtures/dtype.h"
+#include "fixtures/extension.h"
+#include "fixtures/family.h"
+#include "fixtures/family_impls.h"
 #include "fixtures/verify.h"
 #include "model/config.h"
 #include "ops/layernorm.h"
+#include "train/step.h"
 
 namespace gptbench {
 namespace {
@@ -37,15 +41,15 @@ constexpr double kEps = 1e-5;
 struct State {
   at::Tensor x, branch, gamma, beta, gh, gy;
   AddLayerNorm out;
-  bool fused = false, bf16 = false, backward = false;
+  std::function<LayerNormFn> fn;
+  bool bf16 = false, backward = false;
   // One call; with the backward, the previous call's gradients are dropped first, so each call
   // writes fresh ones as in training, and this call's stay readable after it.
   void run() {
     // bf16 autocast where the step has it (CUDA); on the CPU the composition runs as it is.
     PrecisionScope scope(bf16 && x.is_cuda() ? Precision::kBf16 : Precision::kFp32, x.device());
     if (backward) clear_grads();
-    out = fused ? fused_add_layernorm(x, branch, gamma, beta, kEps)
-                : torch_add_layernorm(x, branch, gamma, beta, kEps);
+    out = fn(x, branch, gamma, beta, kEps);
     if (!backward) return;
     torch::autograd::backward({out.h, out.y}, {gh, gy});
     // Detached, so no autograd graph outlives the call: the leaves' gradient accumulators are
@@ -62,13 +66,13 @@ struct State {
   }
 };
 
-// y (and with the backward, x's gradient) of 64 evenly spaced rows against float64 autograd of
+// y (and with `backward`, x's gradient) of 64 evenly spaced rows against float64 autograd of
 // the same rows: rows are independent in both. Allowed relative error (Frobenius): fp32
 // arithmetic ~1e-6 → 1e-4; bf16 outputs are rounded to 8 significant bits → 1e-2.
-std::string verify_sample(State& st) {
-  st.backward = true;
+std::string verify_sample(State& st, bool backward) {
+  st.backward = backward;
   st.run();
-  const auto xg = st.x.grad().detach();
+  const auto xg = backward ? st.x.grad().detach() : at::Tensor();
   st.clear_grads();
   const int64_t rows = st.x.size(0), n = std::min<int64_t>(rows, 64);
   auto idx = at::linspace(0, static_cast<double>(rows - 1), n, at::kDouble).round().to(at::kLong)
@@ -83,14 +87,15 @@ std::string verify_sample(State& st) {
   torch::autograd::backward({h, y}, {pick(st.gh), pick(st.gy)});
   const double tol = st.bf16 ? 1e-2 : 1e-4;
   auto why = check_close(st.out.y.detach().index_select(0, idx), y, tol);
-  if (why.empty()) why = check_close(xg.index_select(0, idx), x.grad(), 1e-4);
+  if (why.empty() && backward) why = check_close(xg.index_select(0, idx), x.grad(), 1e-4);
   return why;
 }
 
-Case make_case(const std::string& impl, const std::string& dtype, bool backward, int64_t rows,
-               int64_t cols, c10::Device device) {
+// check_grads: the check runs the backward too (every row of an implementation that has one).
+Case make_case(const std::function<LayerNormFn>& fn, bool check_grads, const std::string& dtype,
+               bool backward, int64_t rows, int64_t cols, c10::Device device) {
   auto st = std::make_shared<State>();
-  st->fused = impl == "fused";
+  st->fn = fn;
   st->bf16 = dtype == "bf16";
   const auto opts = at::TensorOptions().device(device);
   const auto low = st->bf16 ? at::kBFloat16 : at::kFloat;
@@ -103,7 +108,7 @@ Case make_case(const std::string& impl, const std::string& dtype, bool backward,
   st->gh = at::randn({rows, cols}, opts);
   st->gy = at::randn({rows, cols}, opts).to(low);
   Case c;
-  c.verify = [st] { return verify_sample(*st); };
+  c.verify = [st, check_grads] { return verify_sample(*st, check_grads); };
   c.run = [st, backward] {
     st->backward = backward;
     st->run();
@@ -120,22 +125,25 @@ Case make_case(const std::string& impl, const std::string& dtype, bool backward,
 }  // namespace
 
 GPTBENCH_FAMILY(layernorm, const SuiteInputs& in) {
+  const auto impls = family_impls(kLayerNorm, {{"torch", torch_add_layernorm},
+                                               {"fused", fused_add_layernorm, {}, true}});
   std::set<int64_t> widths;
   for (const GPT2Config& model : in.models) widths.insert(model.d_model);
   for (const DtypeSpec& d : in.dtypes_among({"bf16", "fp32"}))
     for (bool backward : {false, true})
       for (int64_t cols : widths)
-        for (const std::string impl : {"torch", "fused"}) {
+        for (const auto& impl : impls) {
+          if (!impl_takes(impl, d.name, backward)) continue;
           const std::string& dtype = d.name;
           CaseSpec spec;
-          spec.name = BenchName("layernorm", {impl, dtype, backward ? "fwd_bwd" : "fwd"})
+          spec.name = BenchName("layernorm", {impl.name, dtype, backward ? "fwd_bwd" : "fwd"})
                           .axis("rows", in.tokens()).axis("cols", cols);
-          spec.needs_cuda_kernels = impl == "fused";
           spec.graph_form = backward;  // autograd's host work between the two passes
-          spec.make = [impl, dtype, backward, rows = in.tokens(), cols, device = in.device] {
-            return make_case(impl, dtype, backward, rows, cols, device);
+          spec.make = [fn = impl.fn, grads = !impl.options.forward_only, dtype, backward,
+                       rows = in.tokens(), cols, device = in.device] {
+            return make_case(fn, grads, dtype, backward, rows, cols, device);
           };
-          register_case(std::move(spec));
+          register_impl_case(impl, std::move(spec), in.device);
         }
 }
 

@@ -2,7 +2,9 @@
 // to a multiple of 64 in columns, the first V counted) against random targets, forward and
 // forward+backward.
 //   impls:  torch (the columns narrowed to V, converted to fp32, at::cross_entropy_loss — what
-//           the PyTorch peer and head:torch run), fused (ops/cross_entropy.cu; needs a GPU).
+//           the PyTorch peer and head:torch run), fused (ops/cross_entropy.cu; needs a GPU),
+//           and those registered at kCrossEntropy (fixtures/extension.h; forward_only ones have
+//           no fwd_bwd rows).
 //   dtypes: bf16, fp32 (of those selected with --gptbench_dtypes): the logits' storage.
 //   shapes: vocab: B·T rows (--gptbench_batch × --gptbench_seq) × each selected model's padded
 //           vocabulary, V = its vocabulary.
@@ -14,15 +16,18 @@
 //           last launch:<graph|eager> (graph: replays of a CUDA graph of the call, device time)
 #include <ATen/ATen.h>
 
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "fixtures/bench_name.h"
-#include "fixtures/dtype.h"
-#include "fixtures/family.h"
 #include "fixtures/case_runner.h"
+#include "fixtures/dtype.h"
+#include "fixtures/extension.h"
+#include "fixtures/family.h"
+#include "fixtures/family_impls.h"
 #include "fixtures/verify.h"
 #include "model/config.h"
 #include "ops/cross_entropy.h"
@@ -39,7 +44,7 @@ struct LossShape {
 // gigabytes of logits. Allowed relative error: the fp32 arithmetic (~1e-6) and, for bf16, the
 // gradient's rounding to 8 significant bits (≤ 2⁻⁸ per element, ~2e-3 in norm): 1e-2 / 1e-4.
 std::string verify_sample(const at::Tensor& logits, const at::Tensor& targets, int64_t classes,
-                          const std::string& impl, bool backward) {
+                          const std::function<CrossEntropyFn>& fn, bool backward) {
   const int64_t rows = logits.size(0), n = std::min<int64_t>(rows, 64);
   std::set<int64_t> picked = {rows - 1};
   for (int64_t i = 0; i < n; ++i) picked.insert(i * (rows - 1) / std::max<int64_t>(n - 1, 1));
@@ -47,8 +52,7 @@ std::string verify_sample(const at::Tensor& logits, const at::Tensor& targets, i
                  .to(logits.device());
   auto x = logits.index_select(0, idx).detach().requires_grad_(backward);
   auto t = targets.index_select(0, idx);
-  auto loss = impl == "fused" ? fused_cross_entropy(x, t, classes)
-                              : torch_cross_entropy(x, t, classes);
+  auto loss = fn(x, t, classes, -100);
   const auto ref = cross_entropy_reference(x, t, classes);
   auto why = check_close(loss.detach().reshape({1}), ref.loss.reshape({1}), 1e-4);
   if (!why.empty() || !backward) return why;
@@ -56,8 +60,8 @@ std::string verify_sample(const at::Tensor& logits, const at::Tensor& targets, i
   return check_close(x.grad(), ref.grad, logits.scalar_type() == at::kFloat ? 1e-4 : 1e-2);
 }
 
-Case make_loss_case(const std::string& impl, const DtypeSpec& spec, bool backward,
-                    const LossShape& s, c10::Device device) {
+Case make_loss_case(const std::function<CrossEntropyFn>& fn, const DtypeSpec& spec,
+                    bool backward, const LossShape& s, c10::Device device) {
   struct State {
     at::Tensor logits, targets, loss;
   };
@@ -68,7 +72,6 @@ Case make_loss_case(const std::string& impl, const DtypeSpec& spec, bool backwar
   st->targets = at::randint(s.classes, {s.rows}, opts.dtype(at::kLong));
   if (backward) st->logits.requires_grad_(true);
   Case c;
-  const auto fn = impl == "fused" ? &fused_cross_entropy : &torch_cross_entropy;
   c.run = [st, fn, backward, classes = s.classes] {
     if (backward) st->logits.mutable_grad() = at::Tensor();  // a fresh gradient each call
     at::Tensor loss = fn(st->logits, st->targets, classes, -100);
@@ -76,8 +79,8 @@ Case make_loss_case(const std::string& impl, const DtypeSpec& spec, bool backwar
     st->loss = loss.detach();  // no autograd graph kept alive past the call
   };
   c.outputs = [st] { return std::vector<at::Tensor>{st->loss, st->logits.grad()}; };
-  c.verify = [st, impl, backward, classes = s.classes] {
-    return verify_sample(st->logits, st->targets, classes, impl, backward);
+  c.verify = [st, fn, backward, classes = s.classes] {
+    return verify_sample(st->logits, st->targets, classes, fn, backward);
   };
   const double elem = static_cast<double>(at::elementSize(spec.type));
   const double counted = static_cast<double>(s.rows) * static_cast<double>(s.classes) * elem;
@@ -89,6 +92,8 @@ Case make_loss_case(const std::string& impl, const DtypeSpec& spec, bool backwar
 }  // namespace
 
 GPTBENCH_FAMILY(loss, const SuiteInputs& in) {
+  const auto impls = family_impls(kCrossEntropy, {{"torch", torch_cross_entropy},
+                                                  {"fused", fused_cross_entropy, {}, true}});
   std::set<std::pair<int64_t, int64_t>> seen;
   std::vector<LossShape> shapes;
   for (const GPT2Config& cfg : in.models) {
@@ -98,16 +103,16 @@ GPTBENCH_FAMILY(loss, const SuiteInputs& in) {
   for (const DtypeSpec& dtype : in.dtypes_among({"fp32", "bf16"}))
     for (bool backward : {false, true})
       for (const auto& s : shapes)
-        for (const std::string impl : {"torch", "fused"}) {
+        for (const auto& impl : impls) {
+          if (!impl_takes(impl, dtype.name, backward)) continue;
           CaseSpec spec;
-          spec.name = BenchName("loss", {impl, dtype.name, backward ? "fwd_bwd" : "fwd", "vocab"})
+          spec.name = BenchName("loss", {impl.name, dtype.name, backward ? "fwd_bwd" : "fwd", "vocab"})
                           .axis("rows", s.rows).axis("classes", s.classes).axis("cols", s.cols);
-          spec.needs_cuda_kernels = impl == "fused";
           spec.graph_form = backward;  // autograd's host work between the two passes
-          spec.make = [impl, dtype, backward, s, device = in.device] {
-            return make_loss_case(impl, dtype, backward, s, device);
+          spec.make = [fn = impl.fn, dtype, backward, s, device = in.device] {
+            return make_loss_case(fn, dtype, backward, s, device);
           };
-          register_case(std::move(spec));
+          register_impl_case(impl, std::move(spec), in.device);
         }
 }
 

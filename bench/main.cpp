@@ -1,5 +1,7 @@
 // gptbench: Google Benchmark's main with the suite's flags parsed first (fixtures/options.h),
-// the run context and measured peaks recorded once, and every family registered.
+// the run context and measured peaks recorded once, and every family registered, with the
+// implementations registered into them (fixtures/extension.h). Installed as gptbench::main, the
+// main of a project's own benchmark binary (docs/extending.md).
 #include <ATen/ATen.h>
 #include <benchmark/benchmark.h>
 #include <torch/cuda.h>
@@ -10,8 +12,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
-#include <map>
 #include <iostream>
+#include <map>
+#include <stdexcept>
 #include <vector>
 
 #include "fixtures/benchmark_filter.h"
@@ -150,7 +153,12 @@ int main(int argc, char** argv) {
   context[kTimingContextKey] = timing_context(o.resolved_device, benchmark_library_debug());
   for (const auto& [key, value] : context) benchmark::AddCustomContext(key, value);
 
-  register_families(inputs);
+  try {  // an implementation registered under a bad name (fixtures/extension.h) is an error
+    register_families(inputs);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "gptbench: " << e.what() << "\n";
+    return 2;
+  }
   int code = 0;
   if (o.worker)
     code = serve_on_stdout(context, loaded_s + seconds_since(main_start));

@@ -7,7 +7,9 @@
 //           torch_fused_adamw (at::_fused_adamw_, PyTorch's fused=True kernel; the state_steps
 //           tensors are incremented inside the timed step, as PyTorch's Python optimizer does);
 //           adafactor_ref (GPU only): our reference path, the algorithm of torch.optim.Adafactor
-//           in LibTorch ops, one tensor at a time.
+//           in LibTorch ops, one tensor at a time; and those registered at kAdamW, kLion,
+//           kAdam8bit or kAdafactor (fixtures/extension.h): checked against that algorithm's
+//           reference, its cost, no state_bytes.
 //   grads:  fp32, and bf16grad (bf16 gradients, fp32 parameters and state) for ours.
 //   cost:   the bytes the step must move (ops/optim/optim_cost.h): AdamW 28 B/param (read p, g,
 //           m, v; write p, m, v), Lion 20, 8-bit Adam 16.06 (codes and per-block absmax),
@@ -22,12 +24,15 @@
 #include <ATen/ATen.h>
 #include <torch/optim/adamw.h>
 
+#include <functional>
 #include <memory>
 
 #include "fixtures/bench_name.h"
-#include "fixtures/family.h"
-#include "fixtures/model_cache.h"
 #include "fixtures/case_runner.h"
+#include "fixtures/extension.h"
+#include "fixtures/family.h"
+#include "fixtures/family_impls.h"
+#include "fixtures/model_cache.h"
 #include "fixtures/verify.h"
 #include "ops/optim/adafactor.h"
 #include "ops/optim/adam8bit.h"
@@ -103,18 +108,25 @@ double step_tolerance(const std::string& impl) {
   return 1e-6;
 }
 
+// ext: a registered implementation of `algorithm` (adamw, adam8bit, adafactor, lion), costed and
+// checked as that algorithm; unset for the suite's own, where `algorithm` is the impl's name.
 Case make_optim_case(const std::string& impl, const std::string& grads, const GPT2Config& model,
-                     c10::Device device) {
+                     c10::Device device, const std::string& algorithm,
+                     const std::function<OptimizerFn>& ext) {
   const bool bf16 = grads == "bf16grad";
   auto pr = std::make_shared<Problem>(make_problem(model, device, bf16 ? at::kBFloat16 : at::kFloat));
   Case cs;
   const int64_t gb = bf16 ? 2 : 4;
-  cs.cost = {0, step_bytes(impl, *pr, gb), PeakKind::kCopy};
+  cs.cost = {0, step_bytes(algorithm, *pr, gb), PeakKind::kCopy};
   const double n = static_cast<double>(pr->numel);
   cs.counters["params"] = n;
-  const std::string base = impl == "adafactor_ref" ? "adafactor" : impl;
+  const std::string base = algorithm == "adafactor_ref" ? "adafactor" : algorithm;
 
-  if (impl == "torch_adamw") {
+  if (ext) {
+    auto step = std::make_shared<OptimizerStep>(ext(pr->params));
+    if (!*step) throw std::invalid_argument(impl + ": the registered optimizer returned no step");
+    cs.run = [step, pr] { (*step)(pr->grads); };
+  } else if (impl == "torch_adamw") {
     for (auto& p : pr->params) p.set_requires_grad(true);
     for (size_t i = 0; i < pr->params.size(); ++i) pr->params[i].mutable_grad() = pr->grads[i];
     auto opt = std::make_shared<torch::optim::AdamW>(pr->params, torch::optim::AdamWOptions(1e-3));
@@ -167,7 +179,7 @@ Case make_optim_case(const std::string& impl, const std::string& grads, const GP
   else cs.no_graph_reason = "the step count and moments live inside the optimizer";
 
   // One step from the initial state, compared with our reference path stepped on a copy.
-  cs.verify = [pr, run = cs.run, base, impl] {
+  cs.verify = [pr, run = cs.run, base, algorithm] {
     auto ref_params = clone_all(pr->params);
     {
       at::NoGradGuard no_grad;
@@ -178,9 +190,26 @@ Case make_optim_case(const std::string& impl, const std::string& grads, const GP
     run();
     std::vector<at::Tensor> out;
     for (const auto& p : pr->params) out.push_back(p.detach());
-    return compare_all(out, ref_params, step_tolerance(impl));
+    return compare_all(out, ref_params, step_tolerance(algorithm));
   };
   return cs;
+}
+
+// The implementations registered at the four algorithms' points, with their algorithm; their
+// names share optim/<impl>/..., so they are checked against each other and the suite's own.
+std::vector<std::pair<std::string, Impl<OptimizerFn>>> registered_optimizers() {
+  const std::pair<std::string, ImplPoint<OptimizerFn>> points[] = {
+      {"adamw", kAdamW}, {"adam8bit", kAdam8bit}, {"adafactor", kAdafactor}, {"lion", kLion}};
+  std::vector<std::pair<std::string, Impl<OptimizerFn>>> all;
+  std::vector<std::string> names;
+  for (const auto& [algorithm, point] : points)
+    for (auto& impl : registered_impls(point)) {
+      names.push_back(impl.name);
+      all.emplace_back(algorithm, std::move(impl));
+    }
+  check_impl_names("optim", {"adamw", "adam8bit", "adafactor", "lion", "torch_adamw",
+                             "torch_fused_adamw", "adafactor_ref"}, names);
+  return all;
 }
 
 }  // namespace
@@ -188,6 +217,7 @@ Case make_optim_case(const std::string& impl, const std::string& grads, const GP
 GPTBENCH_FAMILY(optimizers, const SuiteInputs& in) {
   const bool gpu = in.on_cuda();
   const std::vector<std::string> ours = {"adamw", "adam8bit", "adafactor", "lion"};
+  const auto exts = registered_optimizers();
   for (const GPT2Config& model : in.models) {
     std::vector<std::pair<std::string, std::string>> cases;  // (impl, grads)
     for (const auto& impl : ours) cases.emplace_back(impl, "fp32");
@@ -205,10 +235,21 @@ GPTBENCH_FAMILY(optimizers, const SuiteInputs& in) {
       // LibTorch's optimizers launch per tensor from the host: a graph form beside them.
       spec.graph_form = impl == "torch_adamw" || impl == "torch_fused_adamw";
       spec.make = [impl = impl, grads = grads, model, device = in.device] {
-        return make_optim_case(impl, grads, model, device);
+        return make_optim_case(impl, grads, model, device, impl, nullptr);
       };
       register_case(std::move(spec));
     }
+    for (const auto& [algorithm, impl] : exts)
+      for (const char* grads : {"fp32", "bf16grad"}) {
+        if (!impl_takes(impl, grads)) continue;
+        CaseSpec spec;
+        spec.name = BenchName("optim", {impl.name, grads}).axis("model", model.name);
+        spec.make = [impl = impl.name, fn = impl.fn, grads = std::string(grads), model,
+                     algorithm = algorithm, device = in.device] {
+          return make_optim_case(impl, grads, model, device, algorithm, fn);
+        };
+        register_impl_case(impl, std::move(spec), in.device);
+      }
   }
 }
 

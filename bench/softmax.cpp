@@ -1,7 +1,8 @@
 // Softmax family: softmax over the last dimension of a (rows, cols) tensor, forward and backward.
 //   impls:  naive (max, subtract, exp, sum, divide as five LibTorch ops; backward: multiply,
 //           sum, subtract, multiply), torch (at::softmax / at::_softmax_backward_data),
-//           fused (our CUDA kernels, ops/softmax.cu; needs a GPU).
+//           fused (our CUDA kernels, ops/softmax.cu; needs a GPU), and those registered at
+//           kSoftmaxFwd / kSoftmaxBwd (fixtures/extension.h).
 //   dtypes: fp32, bf16 (of those selected with --gptbench_dtypes); fp32 arithmetic inside.
 //   shapes: attn.<model>: GPT-2 attention scores, B·H·T rows × T cols, T in {128..1024} up to
 //           --gptbench_seq, H from each selected model, B = --gptbench_batch;
@@ -17,15 +18,18 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "fixtures/bench_name.h"
-#include "fixtures/dtype.h"
-#include "fixtures/family.h"
 #include "fixtures/case_runner.h"
+#include "fixtures/dtype.h"
+#include "fixtures/extension.h"
+#include "fixtures/family.h"
+#include "fixtures/family_impls.h"
 #include "fixtures/verify.h"
 #include "model/config.h"
 #include "ops/softmax.h"
@@ -58,8 +62,11 @@ at::Tensor sample_rows(int64_t rows) {
   return at::tensor(std::vector<int64_t>(picked.begin(), picked.end()), at::kLong);
 }
 
-Case make_softmax_case(const std::string& impl, const DtypeSpec& spec, bool backward,
+// One of `fwd` (forward rows) and `bwd` (backward rows) is set.
+Case make_softmax_case(const std::string& impl, const std::function<SoftmaxFwdFn>& fwd,
+                       const std::function<SoftmaxBwdFn>& bwd, const DtypeSpec& spec,
                        const SoftmaxShape& s, c10::Device device) {
+  const bool backward = static_cast<bool>(bwd);
   auto opts = at::TensorOptions().device(device).dtype(spec.type);
   struct State {
     at::Tensor x, y, dy, out;  // (rows, cols)
@@ -72,21 +79,10 @@ Case make_softmax_case(const std::string& impl, const DtypeSpec& spec, bool back
     st->dy = at::randn({s.rows, s.cols}, opts);
   }
   Case c;
-  if (!backward) {
-    if (impl == "naive")
-      c.run = [st] { st->out = softmax_naive(st->x); };
-    else if (impl == "torch")
-      c.run = [st] { st->out = softmax_torch(st->x); };
-    else
-      c.run = [st] { st->out = softmax_fused(st->x); };
-  } else {
-    if (impl == "naive")
-      c.run = [st] { st->out = softmax_backward_naive(st->y, st->dy); };
-    else if (impl == "torch")
-      c.run = [st] { st->out = softmax_backward_torch(st->y, st->dy); };
-    else
-      c.run = [st] { st->out = softmax_backward_fused(st->y, st->dy); };
-  }
+  if (!backward)
+    c.run = [st, fwd] { st->out = fwd(st->x); };
+  else
+    c.run = [st, bwd] { st->out = bwd(st->y, st->dy); };
   const double tol = softmax_tolerance(impl, spec.name);
   c.verify = [st, run = c.run, backward, tol, rows = s.rows]() {
     run();
@@ -145,19 +141,30 @@ std::vector<SoftmaxShape> softmax_shapes(const SuiteInputs& in) {
 }  // namespace
 
 GPTBENCH_FAMILY(softmax, const SuiteInputs& in) {
+  const auto fwd = family_impls(kSoftmaxFwd, {{"naive", softmax_naive},
+                                              {"torch", softmax_torch},
+                                              {"fused", softmax_fused, {}, true}});
+  const auto bwd = family_impls(kSoftmaxBwd, {{"naive", softmax_backward_naive},
+                                              {"torch", softmax_backward_torch},
+                                              {"fused", softmax_backward_fused, {}, true}});
   for (const DtypeSpec& dtype : in.dtypes_among({"fp32", "bf16"}))
     for (bool backward : {false, true})
-      for (const auto& shape : softmax_shapes(in))
-        for (const std::string impl : {"naive", "torch", "fused"}) {
+      for (const auto& shape : softmax_shapes(in)) {
+        auto add = [&](const auto& impl, std::function<SoftmaxFwdFn> f, std::function<SoftmaxBwdFn> b) {
+          if (!impl_takes(impl, dtype.name)) return;
           CaseSpec spec;
-          spec.name = BenchName("softmax", {impl, dtype.name, backward ? "bwd" : "fwd", shape.label})
+          spec.name = BenchName("softmax", {impl.name, dtype.name, backward ? "bwd" : "fwd", shape.label})
                           .axis("rows", shape.rows).axis("cols", shape.cols);
-          spec.needs_cuda_kernels = impl == "fused";
-          spec.make = [impl, dtype, backward, shape, device = in.device] {
-            return make_softmax_case(impl, dtype, backward, shape, device);
+          spec.make = [name = impl.name, f, b, dtype, shape, device = in.device] {
+            return make_softmax_case(name, f, b, dtype, shape, device);
           };
-          register_case(std::move(spec));
-        }
+          register_impl_case(impl, std::move(spec), in.device);
+        };
+        if (!backward)
+          for (const auto& i : fwd) add(i, i.fn, nullptr);
+        else
+          for (const auto& i : bwd) add(i, nullptr, i.fn);
+      }
 }
 
 }  // namespace gptbench

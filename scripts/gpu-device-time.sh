@@ -11,6 +11,9 @@
 #   nvtx         NVTX ranges on against off, 2 rounds, gptbench-compare    -> nvtx-*
 #   suite        the default suite, timed                                   -> suite.json
 #   peers        the peer runner's device-time rows                         -> peers.json
+#   triton       examples/triton_softmax beside ours and LibTorch            -> triton-*.json|txt
+#   fp8          the FP8 tests, GEMM and quantization rows (docs/fp8.md)      -> fp8.json, fp8-tests.log
+#   lmhead N     the LM-head GEMMs in N processes, settled and not (fixtures/settle.h) -> lmhead-*
 #   scripts/gpu-device-time.sh tests rows aa 3
 set -uo pipefail
 source "$(dirname "$0")/gpu-env.sh"
@@ -25,7 +28,7 @@ while [ $# -gt 0 ]; do
   s0=$(date +%s)
   case "$step" in
     tests)
-      (cd "$B" && ./gptbench_tests --gtest_filter='GraphForm*:Plant*:Worker*:Nvtx*:Dist*:Flash*:LaunchAxis*:Registration*' > "$OUT/tests.log" 2>&1)
+      (cd "$B" && ./gptbench_tests --gtest_filter="${TESTS:-GraphForm*:Plant*:Worker*:Nvtx*:Dist*:Flash*:LaunchAxis*:Registration*:Settle*:KernelNames*:Trace*}" > "$OUT/tests.log" 2>&1)
       echo "tests rc=$?"; grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED  \]" "$OUT/tests.log" | tail -15 ;;
     rows)
       "$B/gptbench" --benchmark_filter="$ROWS" --benchmark_repetitions=5 --benchmark_min_time=0.2 \
@@ -64,6 +67,46 @@ while [ $# -gt 0 ]; do
       (cd "$ROOT" && timeout 400 python3 -m peers --benchmark_out="$OUT/peers.json" \
         --benchmark_filter='fwd_bwd|optim' --benchmark_min_time=0.2 > "$OUT/peers.txt" 2> "$OUT/peers.err")
       echo "peers rc=$?"; grep -E "launch|error" "$OUT/peers.txt" | cut -c1-160 | head -30 ;;
+    fp8)
+      (cd "$B" && ./gptbench_tests --gtest_filter='*Fp8*' > "$OUT/fp8-tests.log" 2>&1)
+      echo "fp8 tests rc=$?"; grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED  \]" "$OUT/fp8-tests.log" | tail -12
+      "$B/gptbench" --benchmark_filter='gemm/.*/(bf16|e4m3)/(small\.|square/M:8192)|quantize/' --gptbench_gemm_search=false \
+        --benchmark_min_time=0.1 --benchmark_out="$OUT/fp8.json" --benchmark_out_format=json > "$OUT/fp8.txt" 2>&1
+      echo "fp8 rows rc=$?"; grep -E "error|wrong|skipped" "$OUT/fp8.txt" | cut -c1-200 | head -12
+      grep -E "e4m3_flops|peak_gemm" "$OUT/fp8.txt" | head -4 ;;
+    triton)
+      "$B/gptbench" --benchmark_filter='^softmax/(fused|torch)/bf16/(fwd|bwd)/(attn\.small\.B64|vocab)/' \
+        --benchmark_repetitions=5 --benchmark_out="$OUT/triton-ours.json" --benchmark_out_format=json > /dev/null 2>&1
+      (cd "$ROOT" && python3 -m peers --impl_module=examples/triton_softmax/triton_softmax.py \
+        --benchmark_filter='^softmax/triton/bf16/' --benchmark_repetitions=5 \
+        --benchmark_out="$OUT/triton-peer.json" > "$OUT/triton-peer.txt" 2>&1)
+      echo "triton rc=$?"; grep -E "error|wrong" "$OUT/triton-peer.txt" | head -5
+      "$B/compare/gptbench-compare" merge "$OUT/triton-merged.json" "$OUT/triton-ours.json" "$OUT/triton-peer.json"
+      for a in fused torch; do
+        "$B/compare/gptbench-compare" filters "$OUT/triton-merged.json" $a triton > "$OUT/triton-vs-$a.txt" 2>&1
+        grep -E "softmax|Geomean" "$OUT/triton-vs-$a.txt" | head -8
+      done ;;
+    lmhead)
+      n=$1; shift
+      for settle in 0 1; do for ((i = 1; i <= n; i++)); do
+        "$B/gptbench" --benchmark_filter='^gemm/(torch|cublaslt)/bf16/small\.lm_head\.fwd/' --gptbench_settle=$settle \
+          --benchmark_repetitions=10 --benchmark_min_time=0.01 --gptbench_kernels=true \
+          --benchmark_out="$OUT/lmhead-settle$settle-$i.json" --benchmark_out_format=json > /dev/null 2>&1
+      done; done
+      python3 - "$OUT" "$n" <<'PY'
+import json, statistics as st, sys
+out, n = sys.argv[1], int(sys.argv[2])
+for settle in (0, 1):
+    for i in range(1, n + 1):
+        rows = [r for r in json.load(open(f"{out}/lmhead-settle{settle}-{i}.json"))["benchmarks"]
+                if r.get("run_type") == "iteration"]
+        for name in sorted({r["name"] for r in rows}):
+            t = [r["real_time"] for r in rows if r["name"] == name]
+            print(f"settle={settle} process {i} {name.split('/')[1]:9s} first {t[0]/1e3:7.1f} us  "
+                  f"median {st.median(t)/1e3:7.1f} us  first/median {t[0]/st.median(t)-1:+.1%}  "
+                  f"{[r.get('label', '') for r in rows if r['name'] == name][0][:80]}")
+PY
+      ;;
     *) echo "unknown step $step"; exit 2 ;;
   esac
   echo "$step: $(( $(date +%s) - s0 )) s"
