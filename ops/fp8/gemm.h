@@ -29,7 +29,8 @@ namespace gptbench {
 // Why `impl` ("cublaslt" or "torch") cannot run an FP8 GEMM with scaling s on `device`, or "":
 // no CUDA (device or build), no FP8 tensor cores (compute capability < 8.9), or a scaling the
 // implementation offers only on compute capability 9.0 (cuBLASLt's outer-vector and block
-// scales; LibTorch's block scales). Never throws.
+// scales), or LibTorch with block scales, which gave wrong results (bench/gemm_fp8.cpp registers
+// no such row). Never throws.
 std::string gemm_fp8_unsupported(const std::string& impl, Fp8GemmScaling s, c10::Device device);
 
 // c (M, N) bf16 contiguous, written. a: (M, K), b: (N, K), with the granularities of s
