@@ -13,6 +13,7 @@
 #   peers        the peer runner's device-time rows                         -> peers.json
 #   triton       examples/triton_softmax beside ours and LibTorch            -> triton-*.json|txt
 #   fp8          the FP8 tests, GEMM and quantization rows (docs/fp8.md)      -> fp8.json, fp8-tests.log
+#   example      examples/custom_kernel built against an installed prefix, run on the GPU -> example.txt
 #   lmhead N     the LM-head GEMMs in N processes, settled and not (fixtures/settle.h) -> lmhead-*
 #   scripts/gpu-device-time.sh tests rows aa 3
 set -uo pipefail
@@ -28,7 +29,7 @@ while [ $# -gt 0 ]; do
   s0=$(date +%s)
   case "$step" in
     tests)
-      (cd "$B" && ./gptbench_tests --gtest_filter="${TESTS:-GraphForm*:Plant*:Worker*:Nvtx*:Dist*:Flash*:LaunchAxis*:Registration*:Settle*:KernelNames*:Trace*}" > "$OUT/tests.log" 2>&1)
+      (cd "$B" && ./gptbench_tests --gtest_filter="${TESTS:-GraphForm*:Plant*:Worker*:Nvtx*:Dist*:Flash*:LaunchAxis*:Registration*:Settle*:KernelNames*:Trace*:Extension*:FamilyImpls*:*Fp8*}" > "$OUT/tests.log" 2>&1)
       echo "tests rc=$?"; grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED  \]" "$OUT/tests.log" | tail -15 ;;
     rows)
       "$B/gptbench" --benchmark_filter="$ROWS" --benchmark_repetitions=5 --benchmark_min_time=0.2 \
@@ -86,6 +87,15 @@ while [ $# -gt 0 ]; do
         "$B/compare/gptbench-compare" filters "$OUT/triton-merged.json" $a triton > "$OUT/triton-vs-$a.txt" 2>&1
         grep -E "softmax|Geomean" "$OUT/triton-vs-$a.txt" | head -8
       done ;;
+    example)
+      cmake --install "$B" --prefix "$B/prefix" > "$OUT/example.txt" 2>&1
+      cmake -S "$ROOT/examples/custom_kernel" -B "$B/example" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+        -DCMAKE_PREFIX_PATH="$B/prefix;$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')" \
+        >> "$OUT/example.txt" 2>&1 && cmake --build "$B/example" >> "$OUT/example.txt" 2>&1
+      echo "example build rc=$?"
+      "$B/example/custom_bench" --benchmark_min_time=0.05 --benchmark_out="$OUT/example.json" \
+        --benchmark_out_format=json --benchmark_filter='^softmax/(torch|fused|mine|mine_wrong)/bf16/fwd/attn' \
+        2>&1 | tee -a "$OUT/example.txt" | grep -E "manual_time" | cut -c1-150 | head -16 ;;
     lmhead)
       n=$1; shift
       for settle in 0 1; do for ((i = 1; i <= n; i++)); do
