@@ -92,7 +92,7 @@ Case make_fp8_gemm_case(const std::string& impl, Fp8GemmScaling scaling, const G
 }  // namespace
 
 GPTBENCH_FAMILY(gemm_fp8, const SuiteInputs& in) {
-  if (!in.has_dtype("bf16")) return;
+  if (!in.fp8 || !in.has_dtype("bf16")) return;  // opt-in: --gptbench_fp8=true
   std::vector<std::pair<std::string, GemmShape>> shapes;  // (label, shape), as bench/gemm.cpp
   for (const GPT2Config& model : in.models)
     for (const auto& s : training_gemms(model, in.tokens()))

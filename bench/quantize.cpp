@@ -70,7 +70,7 @@ Case make_quantize_case(const std::string& impl, Fp8Granularity g, int64_t rows,
 }  // namespace
 
 GPTBENCH_FAMILY(quantize, const SuiteInputs& in) {
-  if (!in.has_dtype("bf16")) return;
+  if (!in.fp8 || !in.has_dtype("bf16")) return;  // opt-in: --gptbench_fp8=true
   struct Shape {
     std::string label;
     int64_t rows, cols;

@@ -71,7 +71,7 @@ while [ $# -gt 0 ]; do
     fp8)
       (cd "$B" && ./gptbench_tests --gtest_filter='*Fp8*' > "$OUT/fp8-tests.log" 2>&1)
       echo "fp8 tests rc=$?"; grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED  \]" "$OUT/fp8-tests.log" | tail -12
-      "$B/gptbench" --benchmark_filter='gemm/.*/(bf16|e4m3)/(small\.|square/M:8192)|quantize/' --gptbench_gemm_search=false \
+      "$B/gptbench" --benchmark_filter='gemm/.*/(bf16|e4m3)/(small\.|square/)|quantize/' --gptbench_gemm_search=false --gptbench_fp8=true \
         --benchmark_min_time=0.1 --benchmark_out="$OUT/fp8.json" --benchmark_out_format=json > "$OUT/fp8.txt" 2>&1
       echo "fp8 rows rc=$?"; grep -E "error|wrong|skipped" "$OUT/fp8.txt" | cut -c1-200 | head -12
       grep -E "e4m3_flops|peak_gemm" "$OUT/fp8.txt" | head -4 ;;

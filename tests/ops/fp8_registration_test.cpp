@@ -37,7 +37,7 @@ size_t count_prefix(const std::vector<std::string>& names, const std::string& pr
 }
 
 TEST(Fp8Registration, GemmRowsAtEveryShapeScalingAndImpl) {
-  const std::vector<std::string> gpu = registered({"--gptbench_dtypes=bf16"}, true);
+  const std::vector<std::string> gpu = registered({"--gptbench_dtypes=bf16", "--gptbench_fp8=true"}, true);
   // GPT-2 small at 8 × 1024 tokens: 15 GEMMs + 4 squares (1,024-8,192); ours at 3 scalings,
   // LibTorch's at 2 (no block-scaled peer: ops/fp8/gemm.h).
   EXPECT_EQ(count_prefix(gpu, "gemm/cublaslt/e4m3/"), 19u * 3);
@@ -51,7 +51,7 @@ TEST(Fp8Registration, GemmRowsAtEveryShapeScalingAndImpl) {
 }
 
 TEST(Fp8Registration, QuantizeRows) {
-  const std::vector<std::string> gpu = registered({"--gptbench_dtypes=bf16"}, true);
+  const std::vector<std::string> gpu = registered({"--gptbench_dtypes=bf16", "--gptbench_fp8=true"}, true);
   // 4 tensors × 4 granularities per impl.
   EXPECT_EQ(count_prefix(gpu, "quantize/fused/e4m3/"), 16u);
   EXPECT_EQ(count_prefix(gpu, "quantize/torch/e4m3/"), 16u);
@@ -59,11 +59,18 @@ TEST(Fp8Registration, QuantizeRows) {
   EXPECT_TRUE(has(gpu, "quantize/torch/e4m3/small.dlogits/scale:tensor/rows:8192/cols:50304"));
 }
 
+// The default suite keeps its length: FP8 rows come with --gptbench_fp8=true only.
+TEST(Fp8Registration, OptIn) {
+  const std::vector<std::string> gpu = registered({}, true);
+  EXPECT_EQ(count_prefix(gpu, "gemm/cublaslt/e4m3/"), 0u);
+  EXPECT_EQ(count_prefix(gpu, "quantize/"), 0u);
+}
+
 TEST(Fp8Registration, FollowBf16AndAreListedOnTheCpu) {
-  const std::vector<std::string> fp32 = registered({"--gptbench_dtypes=fp32"}, true);
+  const std::vector<std::string> fp32 = registered({"--gptbench_dtypes=fp32", "--gptbench_fp8=true"}, true);
   EXPECT_EQ(count_prefix(fp32, "gemm/cublaslt/e4m3/"), 0u);
   EXPECT_EQ(count_prefix(fp32, "quantize/"), 0u);
-  const std::vector<std::string> cpu = registered({}, false);
+  const std::vector<std::string> cpu = registered({"--gptbench_fp8=true"}, false);
   EXPECT_GT(count_prefix(cpu, "gemm/cublaslt/e4m3/"), 0u);
   EXPECT_GT(count_prefix(cpu, "quantize/fused/e4m3/"), 0u);
   for (const CaseSpec& spec : registered_cases()) {
