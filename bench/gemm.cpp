@@ -18,6 +18,7 @@
 #include "fixtures/dtype.h"
 #include "fixtures/extension.h"
 #include "fixtures/family.h"
+#include "fixtures/gemm_shapes.h"
 #include "fixtures/family_impls.h"
 #include "fixtures/verify.h"
 #include "model/shapes.h"
@@ -67,13 +68,7 @@ Case make_gemm_case(const std::function<GemmFn>& fn, const DtypeSpec& spec, cons
 }  // namespace
 
 GPTBENCH_FAMILY(gemm, const SuiteInputs& in) {
-  std::vector<std::pair<std::string, GemmShape>> shapes;  // (label, shape)
-  for (const GPT2Config& model : in.models)
-    for (const auto& s : training_gemms(model, in.tokens()))
-      shapes.emplace_back(model.name + "." + s.name, s);
-  const int64_t lo = in.on_cuda() ? (in.full ? 256 : 1024) : 64;
-  const int64_t hi = in.on_cuda() ? (in.full ? 16384 : 8192) : (in.full ? 1024 : 256);
-  for (const auto& s : square_gemms(lo, hi)) shapes.emplace_back("square", s);
+  const auto shapes = suite_gemm_shapes(in);
 
   auto cublaslt = [](bool search) {
     return [search](const at::Tensor& a, const at::Tensor& b, at::Tensor& c, const GemmArgs& args) {

@@ -28,6 +28,7 @@
 #include "fixtures/device_info.h"
 #include "fixtures/dtype.h"
 #include "fixtures/family.h"
+#include "fixtures/gemm_shapes.h"
 #include "fixtures/verify.h"
 #include "model/shapes.h"
 #include "ops/fp8/gemm.h"
@@ -93,13 +94,7 @@ Case make_fp8_gemm_case(const std::string& impl, Fp8GemmScaling scaling, const G
 
 GPTBENCH_FAMILY(gemm_fp8, const SuiteInputs& in) {
   if (!in.fp8 || !in.has_dtype("bf16")) return;  // opt-in: --gptbench_fp8=true
-  std::vector<std::pair<std::string, GemmShape>> shapes;  // (label, shape), as bench/gemm.cpp
-  for (const GPT2Config& model : in.models)
-    for (const auto& s : training_gemms(model, in.tokens()))
-      shapes.emplace_back(model.name + "." + s.name, s);
-  const int64_t lo = in.on_cuda() ? (in.full ? 256 : 1024) : 64;
-  const int64_t hi = in.on_cuda() ? (in.full ? 16384 : 8192) : (in.full ? 1024 : 256);
-  for (const auto& s : square_gemms(lo, hi)) shapes.emplace_back("square", s);
+  const auto shapes = suite_gemm_shapes(in);  // as bench/gemm.cpp
 
   const std::string dtype = e4m3_dtype().name;
   for (const auto& [label, shape] : shapes)

@@ -8,29 +8,14 @@
 #include <vector>
 
 #include "fixtures/case_runner.h"
-#include "fixtures/family.h"
-#include "fixtures/options.h"
-#include "fixtures/suite_inputs.h"
+#include "tests/bench/registered.h"
 
 namespace gptbench {
 namespace {
 
-// The names every family registers for a run with `flags`, on a GPU (`gpu`) or the CPU.
-std::vector<std::string> registered(std::vector<const char*> flags, bool gpu) {
-  flags.insert(flags.begin(), {"gptbench", gpu ? "--gptbench_device=cuda" : "--gptbench_device=cpu"});
-  const ParseResult parsed = parse_options(static_cast<int>(flags.size()), flags.data(), gpu);
-  EXPECT_EQ(parsed.error, "");
-  const size_t before = registered_cases().size();
-  register_families(suite_inputs(parsed.options, 1));
-  std::vector<std::string> names;
-  for (size_t i = before; i < registered_cases().size(); ++i) names.push_back(registered_cases()[i].name);
-  return names;
-}
-
-size_t count_prefix(const std::vector<std::string>& names, const std::string& prefix) {
-  return std::count_if(names.begin(), names.end(),
-                       [&](const std::string& n) { return n.rfind(prefix, 0) == 0; });
-}
+using test::count_prefix;
+using test::has;
+using test::registered;
 
 // The memory family finds what fits under --gptbench_memory_limit: on a GPU, without the flag,
 // it has nothing to run and registers nothing; on the CPU it runs without one.
