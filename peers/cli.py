@@ -47,18 +47,30 @@ def register_all(o):
     return list(REGISTRY)
 
 
-def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
+def parse_argv(argv, doc, prog, more=None):
+    """The runner's flags: (options, more's value, None), or (None, None, exit code) after --help
+    (doc printed, 0) or a usage error (one line on stderr, 2). `more` (no arguments) adds what else
+    must be read at start-up; its ValueError is a usage error too. Imports torch after --help:
+    that takes seconds."""
     if any(a in ("-h", "--help", "--gptbench_help") for a in argv):
-        print(__doc__.strip())
-        return 0
-    import torch  # after --help: importing torch takes seconds
+        print(doc.strip())
+        return None, None, 0
+    import torch
 
     try:
-        o = opts.parse(argv, torch.cuda.is_available())
-    except opts.UsageError as e:
-        print(f"gptbench-peers: {e}", file=sys.stderr)
-        return 2
+        return opts.parse(argv, torch.cuda.is_available()), (more() if more else None), None
+    except (opts.UsageError, ValueError) as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+        return None, None, 2
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    o, _, code = parse_argv(argv, __doc__, "gptbench-peers")
+    if o is None:
+        return code
+    import torch
+
     torch._dynamo.config.cache_size_limit = 64  # one compiled graph per shape, never eager fallback
     specs = selected(register_all(o), o.filter)
     if o.list_only:

@@ -15,28 +15,25 @@ the filter, 2 usage error (under torchrun every rank exits 2 and torchrun report
 """
 import sys
 
-from peers import gb_json, options as opts
-from peers.cli import SUFFIX, selected
+from peers import gb_json
+from peers.cli import SUFFIX, parse_argv, selected
 
 PROG = "gptbench-dp-peers"
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    if any(a in ("-h", "--help", "--gptbench_help") for a in argv):
-        print(__doc__.strip())
-        return 0
-    import torch  # after --help: importing torch takes seconds
 
+    def rank_env():
+        from peers.dp.ranks import rank_env as read
+
+        return read()
+
+    o, env, code = parse_argv(argv, __doc__, PROG, rank_env)
+    if o is None:
+        return code
     from peers.dp import case
-    from peers.dp.ranks import rank_env
 
-    try:
-        o = opts.parse(argv, torch.cuda.is_available())
-        env = rank_env()
-    except (opts.UsageError, ValueError) as e:
-        print(f"{PROG}: {e}", file=sys.stderr)
-        return 2
     specs = selected(case.specs(o, env.world), o.filter)
     lead = env.rank == 0
     if o.list_only:
