@@ -27,11 +27,13 @@ void write_side(JsonWriter& w, const SideStats& side) {
   w.member("median_error", side.median_error);
   w.member("min", side.min);
   w.member("n", side.n);
+  w.member("process_log_sd", side.process_log_sd);
   w.member("process_medians", side.process_medians);
   w.member("process_spread", side.process_spread);
   w.member("processes", side.processes);
   w.member("samples", side.samples);
   w.member("stddev", side.stddev);
+  w.member("within_process_cv", side.within_process_cv);
   w.end_object();
 }
 
@@ -49,6 +51,7 @@ void write_metric(JsonWriter& w, const MetricComparison& metric, const std::stri
   if (name) w.member("name", *name);
   w.key("new");
   write_side(w, metric.contender);
+  w.member("process_interval", metric.process_interval);
   w.member("process_spread", metric.process_spread);
   w.member("ratio", metric.ratio);
   w.member("reason", metric.reason);

@@ -40,7 +40,7 @@ SideStats describe(std::vector<double> samples, const std::vector<int64_t>& proc
   }
   if (!named) return stats;
   stats.processes = by_process.size();
-  for (auto& [process, values] : by_process) stats.process_medians.push_back(median(std::move(values)));
+  for (const auto& [process, values] : by_process) stats.process_medians.push_back(median(values));
   if (stats.processes >= 2) {
     const auto [lo, hi] = std::minmax_element(stats.process_medians.begin(), stats.process_medians.end());
     const double range = *hi - *lo;
@@ -49,8 +49,53 @@ SideStats describe(std::vector<double> samples, const std::vector<int64_t>& proc
     } else {
       stats.process_spread = range > 0 ? std::numeric_limits<double>::infinity() : 0;
     }
+    std::vector<double> logs;
+    for (double m : stats.process_medians) logs.push_back(m > 0 ? std::log(m) : std::numeric_limits<double>::quiet_NaN());
+    stats.process_log_sd = sample_stddev(logs);
+    std::vector<double> deviations;
+    size_t p = 0;
+    for (const auto& [process, values] : by_process) {
+      const double m = stats.process_medians[p++];
+      for (double v : values) deviations.push_back(m > 0 ? std::fabs(v / m - 1) : 0);
+    }
+    stats.within_process_cv = kMadToSigma * median(std::move(deviations));
   }
   return stats;
+}
+
+double process_median_error(const SideStats& side) {
+  if (side.processes < 2 || side.n == 0) return std::numeric_limits<double>::quiet_NaN();
+  const double per_process = static_cast<double>(side.n) / static_cast<double>(side.processes);
+  return kMedianEfficiency * side.within_process_cv / std::sqrt(per_process);
+}
+
+bool processes_differ_beyond_sampling(const SideStats& side) {
+  return side.process_log_sd > 2 * process_median_error(side);
+}
+
+double process_interval(const SideStats& base, const SideStats& contender) {
+  const bool base_known = base.processes >= 2;
+  const bool new_known = contender.processes >= 2;
+  if (!base_known && !new_known) return 0;
+  const auto count = [](const SideStats& s) { return static_cast<double>(std::max<size_t>(s.processes, 1)); };
+  const double sd_base = base_known ? base.process_log_sd : contender.process_log_sd;
+  const double sd_new = new_known ? contender.process_log_sd : base.process_log_sd;
+  const double var_base = sd_base * sd_base / count(base);
+  const double var_new = sd_new * sd_new / count(contender);
+  const double variance = var_base + var_new;
+  if (std::isnan(variance)) return std::numeric_limits<double>::infinity();
+  if (variance == 0) return 0;
+  // Welch-Satterthwaite; a side of one process contributes no degrees of freedom of its own.
+  double denominator = 0;
+  if (base_known) denominator += var_base * var_base / (count(base) - 1);
+  if (new_known) denominator += var_new * var_new / (count(contender) - 1);
+  if (!base_known || !new_known) {
+    // Both variances come from the one side that has processes: its k - 1 degrees of freedom.
+    denominator = variance * variance / (base_known ? count(base) - 1 : count(contender) - 1);
+  }
+  const double dof = variance * variance / denominator;
+  const double t = student_t_quantile(0.975, dof);
+  return std::expm1(t * std::sqrt(variance));
 }
 
 SideStats describe(std::vector<double> samples) {

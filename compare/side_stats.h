@@ -40,7 +40,32 @@ struct SideStats {
   size_t processes = 0;
   std::vector<double> process_medians;
   double process_spread = 0;
+  // The sample standard deviation of the logarithms of process_medians (a relative spread; 0
+  // with fewer than 2 processes, NaN when a median is not positive).
+  double process_log_sd = 0;
+  // 1.4826 · MAD of the samples' relative deviations from their own process's median: the
+  // spread within a process (0 with fewer than 2 processes).
+  double within_process_cv = 0;
 };
+
+// The standard error (relative) that a process's median has from its own samples' noise:
+// 1.2533 · within_process_cv · sqrt(k/n) (NaN with fewer than 2 processes).
+double process_median_error(const SideStats& side);
+
+// Whether the side's process medians scatter by more than their own sampling error explains:
+// process_log_sd above twice process_median_error. Then the processes differ, and more samples
+// of the same processes cannot narrow process_interval; fresh processes can.
+bool processes_differ_beyond_sampling(const SideStats& side);
+
+// Half-width (relative) of a 95% interval of the change of the medians, as far as the process
+// medians know it: each process's median is one draw of the binary, so with k_b and k_n
+// processes the change of the sides' mean log-medians has the standard error
+// sqrt(sd_b^2/k_b + sd_n^2/k_n) (sd: process_log_sd), with Welch-Satterthwaite's degrees of
+// freedom; the half-width is expm1(t_0.975 * error). Unlike the range of the medians, it
+// narrows as processes are added. A side of a single process is taken to vary like the other
+// (sd_b = sd_n). 0 when neither side has 2 or more processes (nothing is known of them),
+// infinity when the interval has no finite width.
+double process_interval(const SideStats& base, const SideStats& contender);
 
 SideStats describe(std::vector<double> samples);
 // The same, with the process_index of each sample (-1: none; same length as samples).

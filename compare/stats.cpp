@@ -200,6 +200,66 @@ double normal_quantile(double p) {
   return x - step / (1 + x * step / 2);
 }
 
+namespace {
+
+// The regularized incomplete beta function I_x(a, b), by its continued fraction (modified Lentz
+// evaluation), taken directly where it converges fast (x < (a + 1) / (a + b + 2)) and through
+// I_x(a, b) = 1 - I_{1-x}(b, a) elsewhere.
+double incomplete_beta(double x, double a, double b) {
+  if (x <= 0) return 0;
+  if (x >= 1) return 1;
+  if (x > (a + 1) / (a + b + 2)) return 1 - incomplete_beta(1 - x, b, a);
+  constexpr double kTiny = 1e-300;
+  constexpr double kEpsilon = 1e-15;
+  const double front = std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) +
+                                b * std::log1p(-x)) / a;
+  double c = 1;
+  double d = 1 - (a + b) * x / (a + 1);
+  d = 1 / (std::fabs(d) < kTiny ? kTiny : d);
+  double f = d;
+  for (int m = 1; m <= 500; ++m) {
+    for (int half = 0; half < 2; ++half) {
+      // The even term m(b - m)x / ((a + 2m - 1)(a + 2m)), then the odd one.
+      const double numerator = half == 0 ? m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m))
+                                         : -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1));
+      d = 1 + numerator * d;
+      d = 1 / (std::fabs(d) < kTiny ? kTiny : d);
+      c = 1 + numerator / c;
+      if (std::fabs(c) < kTiny) c = kTiny;
+      const double step = c * d;
+      f *= step;
+      if (half == 1 && std::fabs(step - 1) < kEpsilon) return front * f;
+    }
+  }
+  return front * f;
+}
+
+}  // namespace
+
+double student_t_cdf(double t, double dof) {
+  if (!(dof > 0) || std::isnan(t)) return kNaN;
+  if (std::isinf(t)) return t > 0 ? 1 : 0;
+  const double tail = 0.5 * incomplete_beta(dof / (dof + t * t), dof / 2, 0.5);  // P(T > |t|)
+  return t >= 0 ? 1 - tail : tail;
+}
+
+double student_t_quantile(double p, double dof) {
+  if (!(dof > 0) || !(p > 0) || !(p < 1)) {
+    if (dof > 0 && p == 0) return -std::numeric_limits<double>::infinity();
+    if (dof > 0 && p == 1) return std::numeric_limits<double>::infinity();
+    return kNaN;
+  }
+  if (p < 0.5) return -student_t_quantile(1 - p, dof);
+  double lo = 0;
+  double hi = std::max(1.0, normal_quantile(p));
+  while (student_t_cdf(hi, dof) < p && hi < 1e300) hi *= 2;
+  for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; ++i) {
+    const double mid = (lo + hi) / 2;
+    (student_t_cdf(mid, dof) < p ? lo : hi) = mid;
+  }
+  return (lo + hi) / 2;
+}
+
 UTestResult mann_whitney_u(const std::vector<double>& x, const std::vector<double>& y) {
   UTestResult result;
   const auto n1 = static_cast<int64_t>(x.size());

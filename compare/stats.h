@@ -45,4 +45,10 @@ int64_t u_critical_value(int64_t n1, int64_t n2, double level);
 // The standard normal quantile: the z with P(Z <= z) = p, for p in (0, 1) (-inf at 0, +inf at 1).
 double normal_quantile(double p);
 
+// Student's t distribution with `dof` > 0 degrees of freedom (not necessarily whole, as a
+// Welch-Satterthwaite estimate is): P(T <= t), and its quantile for p in (0, 1) (NaN for a dof
+// that is not positive).
+double student_t_cdf(double t, double dof);
+double student_t_quantile(double p, double dof);
+
 }  // namespace gptbench::compare

@@ -19,30 +19,32 @@ std::string percent(double fraction) { return number(fraction * 100, "%.1f%%"); 
 
 std::string signed_percent(double fraction) { return number(fraction * 100, "%+.1f%%"); }
 
-bool spread_too_wide(const SideStats& side, double threshold) {
-  return side.processes >= 2 && side.process_spread > threshold;
+// The processes' medians alone leave the change more uncertain than the threshold.
+bool processes_too_far_apart(const MetricComparison& metric) {
+  return metric.process_interval > metric.threshold;
 }
 
-// "the base side's 3 processes differ by 11.2% (median to median)"
-std::string process_text(const SideStats& side, const char* name) {
-  return std::string("the ") + name + " side's " + std::to_string(side.processes) + " processes differ by " +
-         percent(side.process_spread) + " (median to median)";
+// "the base side's 3 processes differ by 11.2%, the new side's 3 by 0.4% (median to median)"
+std::string process_text(const MetricComparison& metric) {
+  const auto side = [](const SideStats& s, const char* name) {
+    return std::string("the ") + name + " side's " + std::to_string(s.processes) + " processes by " +
+           percent(s.process_spread);
+  };
+  return "the processes' medians leave the change known to +/-" + percent(metric.process_interval) + " (" +
+         side(metric.base, "base") + ", " + side(metric.contender, "new") + ", median to median)";
 }
 
-// What makes a metric too noisy for its threshold, e.g. "CV 22.0% (new)".
+// What makes a metric too noisy for its threshold, e.g. "robust CV 22.0% (new)".
 std::string noise_text(const MetricComparison& metric) {
   std::string out;
   const auto add = [&](const std::string& part) { out += (out.empty() ? "" : ", ") + part; };
   if (metric.base.robust_cv > metric.threshold) add("robust CV " + percent(metric.base.robust_cv) + " (base)");
   if (metric.contender.robust_cv > metric.threshold)
     add("robust CV " + percent(metric.contender.robust_cv) + " (new)");
-  const bool base_spread = spread_too_wide(metric.base, metric.threshold);
-  const bool new_spread = spread_too_wide(metric.contender, metric.threshold);
-  if (base_spread) add(process_text(metric.base, "base"));
-  if (new_spread) add(process_text(metric.contender, "new"));
-  // An interval as wide as a process spread says nothing new: print it when the samples'
-  // own spread makes it wider.
-  if (metric.uncertainty > metric.threshold && metric.uncertainty > metric.process_spread) {
+  if (processes_too_far_apart(metric)) add(process_text(metric));
+  // An interval as wide as the processes' says nothing new: print it when the samples' own
+  // spread makes it wider.
+  if (metric.uncertainty > metric.threshold && metric.uncertainty > metric.process_interval) {
     add("change known to +/-" + percent(metric.uncertainty));
   }
   return out;
@@ -67,8 +69,7 @@ constexpr double kInterval95 = 1.96;
 
 bool too_noisy(const MetricComparison& metric) {
   return metric.uncertainty > metric.threshold || metric.base.robust_cv > metric.threshold ||
-         metric.contender.robust_cv > metric.threshold || spread_too_wide(metric.base, metric.threshold) ||
-         spread_too_wide(metric.contender, metric.threshold);
+         metric.contender.robust_cv > metric.threshold;
 }
 
 size_t repetitions_needed(double alpha) {
@@ -93,12 +94,11 @@ MetricComparison compare_metric(SideStats base, SideStats contender, Direction d
   out.process_spread = std::max(base.process_spread, contender.process_spread);
   out.uncertainty = kInterval95 * std::hypot(base.median_error, contender.median_error);
   if (std::isnan(out.uncertainty)) out.uncertainty = std::numeric_limits<double>::infinity();
-  // Samples of one process share its offset, so the median of a side is known no better than
-  // its processes agree: for 3 processes per side with a process effect of standard deviation
-  // s, the larger of the two sides' spreads (ranges of 3 medians) is about 2.1 s on average,
-  // a little wider than the 1.96 * s * sqrt(2/3) = 1.6 s of a 95% interval of the difference
-  // of two means of 3, as suits an estimate from so few processes.
-  out.uncertainty = std::max(out.uncertainty, out.process_spread);
+  // Samples of one process share its offset, so the medians are known no better than the
+  // processes agree: with 3 processes a side whose medians scatter by s (log scale), the
+  // interval is t(4 dof) * s * sqrt(2/3) = 2.27 s wide each way; with 6, 1.29 s.
+  out.process_interval = process_interval(base, contender);
+  out.uncertainty = std::max(out.uncertainty, out.process_interval);
   out.base = std::move(base);
   out.contender = std::move(contender);
 
@@ -138,7 +138,7 @@ MetricComparison compare_metric(SideStats base, SideStats contender, Direction d
     // Checked first: a significant change on samples this spread out is not
     // one to gate on (nor to call "same").
     out.verdict = Verdict::kUnreliable;
-    const bool processes_differ = spread_too_wide(out.base, threshold) || spread_too_wide(out.contender, threshold);
+    const bool processes_differ = processes_too_far_apart(out);
     out.reason = "too noisy: " + noise_text(out) + ", wider than the threshold " + percent(threshold) + " (change " +
                  signed_percent(out.change) + ", " + p_text + "); " +
                  (processes_differ ? "run more processes, quiet the machine (pin the CPUs) or raise the threshold"

@@ -36,11 +36,14 @@ struct MetricComparison {
   double threshold = 0;  // minimum |change| that counts
   double cv = 0;         // max(cv base, cv contender)
   double process_spread = 0;  // max(process_spread base, process_spread contender)
+  // process_interval(base, contender) (side_stats.h): what the processes' medians leave of the
+  // change's uncertainty.
+  double process_interval = 0;
   // Half-width of an approximate 95% interval of `change`: the larger of
   // 1.96 * sqrt(median_error_base^2 + median_error_contender^2) (from the samples' own
-  // spread) and process_spread (where a side's samples come from 2 or more processes).
-  // Any verdict but "unreliable" needs this, the CV and the process spread of both
-  // sides within the threshold (see too_noisy).
+  // spread) and process_interval (where a side's samples come from 2 or more processes).
+  // Any verdict but "unreliable" needs this and the robust CV of both sides within the
+  // threshold (see too_noisy).
   double uncertainty = 0;
   bool tested = false;   // the U test ran
   UTestResult u_test;
@@ -55,9 +58,9 @@ struct MetricComparison {
 MetricComparison compare_metric(SideStats base, SideStats contender, Direction direction, double alpha,
                                 double threshold);
 
-// Noise wider than the threshold: the change's uncertainty, the CV of either
-// side, or the process spread of either side. Such a metric is "unreliable",
-// whatever its p-value.
+// Noise wider than the threshold: the change's uncertainty (which holds what the
+// processes' medians leave unknown) or the robust CV of either side. Such a metric is
+// "unreliable", whatever its p-value.
 bool too_noisy(const MetricComparison& metric);
 
 // Holm's step-down over `tests` tests of `what` ("pairs") left `cutoff` as the

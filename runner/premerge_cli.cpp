@@ -64,6 +64,14 @@ PremergeCliResult parse_premerge_cli(const std::vector<std::string>& args) {
                  "binary counts as noise (1: one worker per side for the whole check)")
       ->check(CLI::Range(size_t{1}, size_t{1000}))
       ->capture_default_str();
+  app.add_option("--max-processes", c.max_processes,
+                 "processes per side at most, with the extra epochs that fresh workers run for the benchmarks "
+                 "whose processes' spread alone left them undecided (at most --processes: no extra epoch)")
+      ->check(CLI::Range(size_t{1}, size_t{1000}))
+      ->capture_default_str();
+  app.add_option("--extra-seconds", c.extra_seconds, "wall time within which extra epochs may start")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("--min-samples", c.min_samples, "samples per side and epoch before a benchmark can be decided")
       ->check(CLI::Range(size_t{2}, size_t{100000}))
       ->capture_default_str();

@@ -83,6 +83,8 @@ struct PremergeSettings {
   std::vector<std::pair<std::string, double>> threshold_prefixes;
   size_t min_samples = 5, max_samples = 30;
   size_t processes = 3;            // epochs: worker processes per side
+  size_t max_processes = 6;        // with the extra epochs, at most
+  double extra_seconds = 45;       // wall time the extra epochs may start within
   size_t samples_per_process = 10;  // per side and epoch at most
   double sample_time_s = 0.01;
   double max_seconds = 10;
@@ -98,6 +100,8 @@ struct PremergeRecord {
   std::vector<std::string> added;           // listed by new only
   std::vector<std::string> removed;         // listed by base only
   size_t compared = 0;                      // benchmarks on both sides (the Bonferroni m)
+  size_t extra_epochs = 0;                  // epochs run after the --processes ones
+  double extra_s = 0;                       // their wall time
   std::string date;                         // ISO 8601 local time of the start
   std::string host_name;
   double wall_s = 0;

@@ -23,6 +23,7 @@
 #include "premerge_output.h"
 #include "premerge_progress.h"
 #include "progress.h"
+#include "compare/launch_axis.h"
 #include "runjson/kernels_label.h"
 #include "worker_client.h"
 
@@ -174,13 +175,7 @@ class Check {
     if (epoch % 2 == 1) std::swap(prepare_sides[0], prepare_sides[1]);
     for (Side s : prepare_sides)
       if (wants_sample(b, s, epoch)) (void)prepare(b, s);
-    StopSettings stop;
-    stop.min_samples = config_.min_samples;
-    stop.max_samples = config_.max_samples;
-    stop.max_seconds = config_.max_seconds;
-    stop.alpha = b.alpha;
-    stop.threshold = b.threshold;
-    stop.processes = epochs();
+    const StopSettings stop = limits(b, epoch);
     const double sampled_before = b.sampling_s;
     const auto sampling = Clock::now();
     for (;;) {
@@ -217,6 +212,44 @@ class Check {
 
   size_t epochs() const { return std::max<size_t>(config_.processes, 1); }
 
+  // The stopping rule's settings for b in epoch `epoch`. An extra epoch (after the --processes
+  // ones) is the last so far: it takes min_samples a side, and a further share of max_seconds.
+  StopSettings limits(const BenchmarkRecord& b, size_t epoch) const {
+    StopSettings stop;
+    stop.min_samples = config_.min_samples;
+    stop.max_samples = config_.max_samples;
+    stop.max_seconds = config_.max_seconds;
+    stop.alpha = b.alpha;
+    stop.threshold = b.threshold;
+    stop.processes = epochs();
+    if (epoch >= epochs()) {
+      stop.processes = epoch + 1;
+      stop.max_samples = config_.min_samples * stop.processes;
+      stop.max_seconds = config_.max_seconds * static_cast<double>(stop.processes) / static_cast<double>(epochs());
+    }
+    return stop;
+  }
+
+  // Whether benchmark `index`, after the --processes epochs, gets another one: it is gated
+  // (not a launch:eager row whose launch:graph twin is in the check), ran on both sides, and
+  // stopped undecided for want of processes (premerge_stop.h: wants_more_processes).
+  bool wants_extra_epoch(size_t index) const {
+    const BenchmarkRecord& b = record_.benchmarks[index];
+    if (!b.on_both_sides() || any_finished(b) || !b.comparison) return false;
+    if (const std::string twin = compare::graph_sibling(b.name); !twin.empty() && listed_names_.count(twin)) return false;
+    return wants_more_processes(b.stop, *b.comparison);
+  }
+
+  // Benchmark `index` in extra epoch `epoch` (>= epochs()): sampled again from where it stopped.
+  bool run_extra_epoch(size_t index, size_t epoch) {
+    record_.benchmarks[index].stop = StopReason::kContinue;
+    return run_epoch(index, epoch);
+  }
+
+  void note_listed(const std::vector<BenchmarkRecord>& benchmarks) {
+    for (const BenchmarkRecord& b : benchmarks) listed_names_.insert(b.name);
+  }
+
   // The benchmark's progress line in epoch `epoch`; `done` (benchmark, epoch) parts are finished.
   std::string line(size_t index, const BenchmarkRecord& b, const std::string& status, size_t epoch,
                    size_t done) const {
@@ -224,9 +257,9 @@ class Check {
     l.position = index + 1;
     l.total = record_.benchmarks.size();
     l.name = b.name;
-    if (epochs() > 1) {
+    if (epochs() > 1 || epoch > 0) {
       l.epoch = epoch + 1;
-      l.epochs = epochs();
+      l.epochs = std::max(epochs(), epoch + 1);
     }
     if (b.side(Side::kBase).listed) l.base_samples = b.side(Side::kBase).real_ns.size();
     if (b.side(Side::kNew).listed) l.new_samples = b.side(Side::kNew).real_ns.size();
@@ -262,11 +295,7 @@ class Check {
     const SideRecord& o = b.side(other_side(s));
     if (!o.listed || o.finished()) return r.real_ns.size() < config_.min_samples;
     if (b.stop != StopReason::kContinue) return false;
-    StopSettings limits;
-    limits.min_samples = config_.min_samples;
-    limits.max_samples = config_.max_samples;
-    limits.processes = epochs();
-    return r.samples_in(epoch) < samples_per_process(limits);
+    return r.samples_in(epoch) < samples_per_process(limits(b, epoch));
   }
 
   static SideSamples samples_of(const SideRecord& r) { return SideSamples{r.real_ns, r.process_index}; }
@@ -385,6 +414,7 @@ class Check {
   PremergeConsole& console_;
   Clock::time_point started_;
   std::array<size_t, 2> prepared_in_start_{0, 0};  // the worker start a side's case was prepared in
+  std::unordered_set<std::string> listed_names_;   // every benchmark of the check
 };
 
 // The names a worker lists for the filter; throws std::runtime_error with a one-line reason.
@@ -466,6 +496,8 @@ int run_premerge(const PremergeConfig& config, PremergeRecord* record_out) {
   s.min_samples = config.min_samples;
   s.max_samples = config.max_samples;
   s.processes = std::max<size_t>(config.processes, 1);
+  s.max_processes = std::max(config.max_processes, s.processes);
+  s.extra_seconds = config.extra_seconds;
   {
     StopSettings limits;
     limits.min_samples = config.min_samples;
@@ -504,21 +536,35 @@ int run_premerge(const PremergeConfig& config, PremergeRecord* record_out) {
     }
     Check check(config, record, {workers[0].get(), workers[1].get()}, console, started);
     const size_t epochs = check.epochs();
-    for (size_t epoch = 0; epoch < epochs; ++epoch) {
-      // 1. This epoch's workers: the previous ones quit first, then one side after the other
-      // (so their start-up times do not overlap), base first in even epochs, new first in odd.
+    // This epoch's workers: the previous ones quit first, then one side after the other (so
+    // their start-up times do not overlap), base first in even epochs, new first in odd. False
+    // when one could not start in the first epoch (the check cannot run).
+    const auto start_workers = [&](size_t epoch) {
       for (auto& worker : workers) worker->stop();
       const SideOrder start_order = epoch % 2 == 0 ? SideOrder{Side::kBase, Side::kNew} : SideOrder{Side::kNew, Side::kBase};
       for (Side side : start_order) {
         try {
-          workers[index_of(side)]->start_epoch(epoch, epochs);
+          workers[index_of(side)]->start_epoch(epoch, std::max(epochs, epoch + 1));
         } catch (const WorkerStartError& e) {
           const WorkerSpec& spec = workers[index_of(side)]->client().spec();
           console.note(std::string(side_name(side)) + " worker (" + spec.argv.front() + ") could not start: " +
                        e.what() + " (its stderr: " + spec.log_path + ")");
-          return done(2);
+          return false;
         }
       }
+      return true;
+    };
+    // Benchmark i's line once its part in `epoch` is done.
+    const auto finish_line = [&](size_t i, size_t epoch, size_t done_parts) {
+      const BenchmarkRecord& b = record.benchmarks[i];
+      std::string status = to_string(b.stop == StopReason::kContinue ? StopReason::kEpochDone : b.stop);
+      for (Side side : kSides)
+        if (b.side(side).finished()) status += std::string("; ") + side_name(side) + ": " + b.side(side).error;
+      console.finish(check.line(i, b, status, epoch, done_parts));
+    };
+    for (size_t epoch = 0; epoch < epochs; ++epoch) {
+      // 1. This epoch's workers.
+      if (!start_workers(epoch)) return done(2);
 
       if (epoch == 0) {
         // 2. What each side lists.
@@ -543,15 +589,28 @@ int run_premerge(const PremergeConfig& config, PremergeRecord* record_out) {
 
       // 3. Each benchmark, interleaved between the sides.
       const size_t n = record.benchmarks.size();
-      for (size_t i = 0; i < n; ++i) {
-        if (!check.run_epoch(i, epoch)) continue;
-        const BenchmarkRecord& b = record.benchmarks[i];
-        std::string status = to_string(b.stop == StopReason::kContinue ? StopReason::kEpochDone : b.stop);
-        for (Side side : kSides)
-          if (b.side(side).finished()) status += std::string("; ") + side_name(side) + ": " + b.side(side).error;
-        console.finish(check.line(i, b, status, epoch, epoch * n + i + 1));
-      }
+      if (epoch == 0) check.note_listed(record.benchmarks);
+      for (size_t i = 0; i < n; ++i)
+        if (check.run_epoch(i, epoch)) finish_line(i, epoch, epoch * n + i + 1);
     }
+    // 4. Extra epochs, up to --max-processes and --extra-seconds, for the benchmarks whose
+    // processes' medians alone left them undecided: fresh workers, those benchmarks only.
+    const auto extra_started = Clock::now();
+    const auto extra_time_left = [&] { return seconds_since(extra_started) < config.extra_seconds; };
+    for (size_t epoch = epochs; epoch < config.max_processes && extra_time_left(); ++epoch) {
+      std::vector<size_t> wanted;
+      for (size_t i = 0; i < record.benchmarks.size(); ++i)
+        if (check.wants_extra_epoch(i)) wanted.push_back(i);
+      if (wanted.empty()) break;
+      console.note("extra epoch " + std::to_string(epoch + 1) + ": " + std::to_string(wanted.size()) +
+                   (wanted.size() == 1 ? " benchmark" : " benchmarks") +
+                   " undecided for their processes' spread, with fresh workers");
+      if (!start_workers(epoch)) break;
+      ++record.extra_epochs;
+      for (size_t k = 0; k < wanted.size() && extra_time_left(); ++k)
+        if (check.run_extra_epoch(wanted[k], epoch)) finish_line(wanted[k], epoch, k + 1);
+    }
+    record.extra_s = seconds_since(extra_started);
     for (auto& worker : workers) worker->stop();
   } catch (const std::exception& e) {
     console.note(e.what());

@@ -6,7 +6,10 @@
 // both. The stopping rule (premerge_stop.h) looks at the samples of all epochs so far; only the
 // last epoch may stop a benchmark early, so that each process contributes, and the spread
 // between the processes counts as noise (a process-level offset, e.g. CPU placement or
-// allocator layout, is shared by every sample of a process). A worker that exits or hangs is
+// allocator layout, is shared by every sample of a process). A benchmark that the processes'
+// spread alone leaves undecided gets extra epochs (--max-processes, --extra-seconds): fresh
+// workers that prepare and sample only such benchmarks, min_samples a side each, since only
+// more processes narrow what the processes' medians leave unknown. A worker that exits or hangs is
 // killed and restarted and the case prepared again (the sample is lost); a benchmark that loses
 // a side's worker twice is an errored row on that side. It writes base.json and new.json (Google Benchmark JSON for
 // `gptbench-compare benchmarks`, which gates) and premerge.json (premerge_output.h).
@@ -32,6 +35,11 @@ struct PremergeConfig {
   compare::Thresholds thresholds{0.02};
   double alpha = 0.05;            // divided by the number of benchmarks compared
   size_t processes = 3;           // epochs: fresh workers per side each (1: one pair for the check)
+  // Extra epochs, each with fresh workers, for the benchmarks the processes' spread left
+  // undecided: up to this many processes a side in all (<= processes: none), started within
+  // extra_seconds of the end of the regular epochs.
+  size_t max_processes = 6;
+  double extra_seconds = 45;
   size_t min_samples = 5;         // per side and epoch, before a decision
   size_t max_samples = 30;        // per side in all (at most ceil(max_samples / processes) per epoch)
   double sample_time_s = 0.01;    // min_time of each sample

@@ -16,6 +16,7 @@ const char* to_string(StopReason reason) {
     case StopReason::kSkipped: return "skipped";
     case StopReason::kOneSide: return "one-side";
     case StopReason::kEpochDone: return "epoch-done";
+    case StopReason::kProcesses: return "processes";
   }
   return "?";
 }
@@ -44,11 +45,6 @@ compare::SideStats describe(const SideSamples& side) {
   return compare::describe(side.times, side.epochs);
 }
 
-// A side whose processes' medians differ by more than the threshold.
-bool processes_differ(const compare::SideStats& side, double threshold) {
-  return side.processes >= 2 && !(side.process_spread <= threshold);
-}
-
 }  // namespace
 
 StopCheck check_stop(const SideSamples& base, const SideSamples& contender, const StopSettings& settings,
@@ -67,8 +63,7 @@ StopCheck check_stop(const SideSamples& base, const SideSamples& contender, cons
     const compare::MetricComparison& c = check.comparison;
     // compare_metric already calls a change with processes this far apart unreliable; the
     // check says so itself so that no change is ever decided on a process-level offset.
-    const bool noisy_processes =
-        processes_differ(c.base, settings.threshold) || processes_differ(c.contender, settings.threshold);
+    const bool noisy_processes = !(c.process_interval <= settings.threshold);
     if ((c.verdict == compare::Verdict::kRegression || c.verdict == compare::Verdict::kImprovement) &&
         !noisy_processes) {
       check.reason = last ? StopReason::kDecidedChange : end_of_epoch;
@@ -78,6 +73,10 @@ StopCheck check_stop(const SideSamples& base, const SideSamples& contender, cons
       check.reason = last ? StopReason::kDecidedSame : end_of_epoch;
       return check;
     }
+    if (noisy_processes && process_limited(c)) {
+      check.reason = last ? StopReason::kProcesses : end_of_epoch;
+      return check;
+    }
   }
   if (fewest >= samples_per_process(settings)) {
     check.reason = last ? StopReason::kMaxSamples : end_of_epoch;
@@ -85,6 +84,27 @@ StopCheck check_stop(const SideSamples& base, const SideSamples& contender, cons
     check.reason = last ? StopReason::kMaxTime : end_of_epoch;
   }
   return check;
+}
+
+bool process_limited(const compare::MetricComparison& comparison) {
+  // A side counts when its processes differ beyond their medians' sampling error and that
+  // error is small beside the threshold: with 2 or 3 processes the scatter of their medians is
+  // itself a rough estimate, and for a benchmark whose samples are this noisy (a host-bound
+  // row) more samples are what narrows the interval.
+  const auto side = [&](const compare::SideStats& s) {
+    return compare::processes_differ_beyond_sampling(s) &&
+           compare::process_median_error(s) < comparison.threshold / 2;
+  };
+  return side(comparison.base) || side(comparison.contender);
+}
+
+bool wants_more_processes(StopReason reason, const compare::MetricComparison& comparison) {
+  if (reason == StopReason::kProcesses) return true;
+  if (reason != StopReason::kMaxSamples && reason != StopReason::kMaxTime) return false;
+  // Undecided, not to be called same for what the processes leave, and their medians differ
+  // beyond their sampling error.
+  return std::fabs(comparison.change) + comparison.process_interval > comparison.threshold / 2 &&
+         process_limited(comparison);
 }
 
 StopCheck check_stop(const std::vector<double>& base, const std::vector<double>& contender,

@@ -6,7 +6,11 @@
 //  - decided-change: the verdict is regression or improvement (significant at `alpha` and
 //    beyond the threshold, and no side's processes differ by more than the threshold);
 //  - decided-same: the whole interval change ± uncertainty lies within ±threshold/2 (the
-//    interval is at least as wide as the processes' spread);
+//    interval is at least as wide as what the processes' medians leave, process_interval);
+//  - processes: neither can be said because the processes' medians alone leave the change
+//    uncertain by more than the threshold, and they differ beyond their own sampling error, so
+//    more samples of the same processes cannot help (fresh ones can: the extra epochs of
+//    premerge_run.h);
 // once the current epoch has min_samples per side. Only the last epoch stops there: an earlier
 // one ends its part there instead ("epoch-done"), so that every process contributes. An
 // epoch's part also ends at samples_per_process samples per side, or when its share of
@@ -37,10 +41,11 @@ enum class StopReason {
   kSkipped,        // a side's worker reported the case as skipped (no GPU, out of memory, ...)
   kOneSide,        // listed by one side only (added or removed): sampled there alone
   kEpochDone,      // this epoch's part is done, the next epoch goes on (never a final reason)
+  kProcesses,      // undecided: the processes' medians leave the change wider than the threshold
 };
 
 // "continue", "decided-change", "decided-same", "max-samples", "max-time", "lost", "skipped",
-// "one-side", "epoch-done".
+// "one-side", "epoch-done", "processes".
 const char* to_string(StopReason reason);
 
 struct StopSettings {
@@ -80,5 +85,14 @@ StopCheck check_stop(const std::vector<double>& base, const std::vector<double>&
 
 // Whether change ± uncertainty lies within ±threshold/2.
 bool clearly_same(const compare::MetricComparison& comparison, double threshold);
+
+// Whether either side's processes differ beyond their medians' sampling error
+// (compare::processes_differ_beyond_sampling), that error being under half the threshold.
+bool process_limited(const compare::MetricComparison& comparison);
+
+// Whether a benchmark that stopped undecided (`reason`) would be helped by more processes: it
+// stopped for its processes, or at a limit while what the processes leave keeps it from being
+// called same and they differ beyond their sampling error.
+bool wants_more_processes(StopReason reason, const compare::MetricComparison& comparison);
 
 }  // namespace gptbench::runner

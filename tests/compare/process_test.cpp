@@ -157,17 +157,18 @@ TEST(ProcessSpread, ProcessesTenPercentApartAreUnreliableNotARegression) {
   EXPECT_NEAR(result.time.base.process_spread, 0.10, 1e-9);
   EXPECT_NEAR(result.time.contender.process_spread, 0.10, 1e-9);
   EXPECT_EQ(result.verdict, Verdict::kUnreliable);
-  EXPECT_NE(result.time.reason.find("the base side's 3 processes differ by 10.0% (median to median)"),
-            std::string::npos)
-      << result.time.reason;
-  EXPECT_NE(result.time.reason.find("the new side's 3 processes differ by 10.0% (median to median), wider than "
-                                    "the threshold 2.0%"),
+  // ln(95), ln(100), ln(105): standard deviation 0.05004 a side, so the change's error is
+  // 0.04086 on 4 degrees of freedom (t = 2.7764): +/-12.0%.
+  EXPECT_NEAR(result.time.process_interval, std::expm1(2.7764451 * 0.04086316), 1e-6);
+  EXPECT_NE(result.time.reason.find("the processes' medians leave the change known to +/-12.0% (the base side's 3 "
+                                    "processes by 10.0%, the new side's 3 processes by 10.0%, median to median), "
+                                    "wider than the threshold 2.0%"),
             std::string::npos)
       << result.time.reason;
   EXPECT_NE(result.time.reason.find("run more processes"), std::string::npos) << result.time.reason;
-  // The interval is at least as wide as the processes' spread.
+  // The interval is at least as wide as the processes leave it.
   EXPECT_NEAR(result.time.process_spread, 0.10, 1e-9);
-  EXPECT_GE(result.time.uncertainty, result.time.process_spread);
+  EXPECT_GE(result.time.uncertainty, result.time.process_interval);
   EXPECT_EQ(exit_code(report), 0);
 }
 
@@ -192,9 +193,12 @@ TEST(ProcessSpread, ASpreadTheSamplesHideIsStillNoise) {
   EXPECT_LT(result.time.cv, 0.05);
   EXPECT_LT(1.96 * std::hypot(result.time.base.median_error, result.time.contender.median_error), 0.05);
   EXPECT_EQ(result.verdict, Verdict::kUnreliable) << result.time.reason;
-  EXPECT_EQ(result.time.reason.rfind("too noisy: the base side's 3 processes differ by 6.0% (median to median), "
-                                     "the new side's 3 processes differ by 6.0% (median to median), wider than the "
-                                     "threshold 5.0% (change +7.0%",
+  // Equal scatter on both sides: error sd * sqrt(2/3) on 4 degrees of freedom.
+  EXPECT_NEAR(result.time.process_interval,
+              std::expm1(2.7764451 * result.time.base.process_log_sd * std::sqrt(2.0 / 3)), 1e-6);
+  EXPECT_EQ(result.time.reason.rfind("too noisy: the processes' medians leave the change known to +/-7.9% (the base "
+                                     "side's 3 processes by 6.0%, the new side's 3 processes by 6.0%, median to "
+                                     "median), wider than the threshold 5.0% (change +7.0%",
                                      0),
             0u)
       << result.time.reason;
@@ -205,23 +209,53 @@ TEST(ProcessSpread, ASpreadTheSamplesHideIsStillNoise) {
 }
 
 TEST(ProcessSpread, ASpreadWithinTheThresholdWidensTheInterval) {
-  // Processes 1.5% apart on each side: within a 2% threshold, so "same" can still be said, but
-  // the change is known to +/-1.5% only (the pooled samples alone: +/-0.8%).
+  // Processes 1.5% apart on each side: the change is known to +/-1.7% only (the pooled samples
+  // alone: +/-0.8%), within a 2% threshold, so "same" can still be said.
   const Processes base = {tight(99.25), tight(100), tight(100.75)};
   const Report report = compare_sides(base, base);
   const PairResult& result = report.results[0];
   EXPECT_LT(1.96 * std::hypot(result.time.base.median_error, result.time.contender.median_error), 0.01);
-  EXPECT_NEAR(result.time.uncertainty, 0.015, 1e-9);
+  EXPECT_NEAR(result.time.uncertainty, std::expm1(2.7764451 * 0.00612385), 1e-6);
   EXPECT_EQ(result.verdict, Verdict::kSame) << result.time.reason;
-  // 2.5% apart: wider than the threshold, on one side only.
+  // 2.5% apart on one side: +/-2.6% (3.27 Welch-Satterthwaite degrees of freedom).
   const Report wide = compare_sides(base, {tight(98.75), tight(100), tight(101.25)});
-  EXPECT_NEAR(wide.results[0].time.uncertainty, 0.025, 1e-9);
+  EXPECT_NEAR(wide.results[0].time.uncertainty,
+              std::expm1(student_t_quantile(0.975, 3.2747139) * 0.00841666), 1e-6);
   EXPECT_EQ(wide.results[0].verdict, Verdict::kUnreliable);
-  EXPECT_EQ(wide.results[0].time.reason.rfind("too noisy: the new side's 3 processes differ by 2.5% (median to median), "
-                                              "wider than the threshold 2.0% (change +0.0%",
-                                              0),
+  EXPECT_EQ(wide.results[0].time.reason.rfind("too noisy: the processes' medians leave the change known to +/-2.6%", 0),
             0u)
       << wide.results[0].time.reason;
+}
+
+TEST(ProcessSpread, MoreProcessesNarrowTheInterval) {
+  // The same scatter (medians 99, 100, 101 repeated) from 3 and from 6 processes a side: the
+  // range stays 2%, the interval narrows from +/-2.3% (unreliable at 2%) to +/-1.3%, so a 5%
+  // slowdown is a regression once six processes a side have run.
+  const Processes three = {tight(99), tight(100), tight(101)};
+  const Processes six = {tight(99), tight(100), tight(101), tight(99), tight(100), tight(101)};
+  const Report few = compare_sides(three, scaled(three, 1.05));
+  const Report many = compare_sides(six, scaled(six, 1.05));
+  EXPECT_NEAR(few.results[0].time.process_spread, many.results[0].time.process_spread, 1e-12);
+  EXPECT_GT(few.results[0].time.process_interval, kThreshold);
+  EXPECT_LT(many.results[0].time.process_interval, 0.014);
+  EXPECT_EQ(few.results[0].verdict, Verdict::kUnreliable) << few.results[0].time.reason;
+  EXPECT_EQ(many.results[0].verdict, Verdict::kRegression) << many.results[0].time.reason;
+}
+
+TEST(ProcessSpread, ASideOfOneProcessIsTakenToVaryLikeTheOther) {
+  // Base from 3 processes (log sd 0.01), new from one: error 0.01 * sqrt(1/3 + 1) on 2 degrees
+  // of freedom (t = 4.303).
+  const SideStats base = describe({99, 100, 101}, {0, 1, 2});
+  const SideStats one = describe({100, 100.1}, {0, 0});
+  EXPECT_NEAR(process_interval(base, one),
+              std::expm1(4.3026527 * base.process_log_sd * std::sqrt(1.0 / 3 + 1)), 1e-6);
+  EXPECT_NEAR(process_interval(one, base), process_interval(base, one), 1e-12);
+  // Neither side names 2 processes: nothing is known of them.
+  EXPECT_EQ(process_interval(one, one), 0);
+  EXPECT_EQ(process_interval(describe({1, 2}), describe({1, 2})), 0);
+  // Identical medians: no width.
+  const SideStats flat = describe({100, 100, 100}, {0, 1, 2});
+  EXPECT_EQ(process_interval(flat, flat), 0);
 }
 
 TEST(ProcessSpread, FilesWithoutProcessIndexGiveTheSameVerdicts) {
@@ -277,7 +311,9 @@ TEST(ProcessSpread, EveryFormatShowsTheProcesses) {
   EXPECT_NEAR(time["base"]["process_spread"].get<double>(), 0.10, 1e-9);
   EXPECT_EQ(time["new"]["process_medians"].size(), 3u);
   EXPECT_NEAR(time["process_spread"].get<double>(), 0.10, 1e-9);
-  EXPECT_NEAR(time["uncertainty"].get<double>(), 0.10, 1e-9);
+  EXPECT_NEAR(time["uncertainty"].get<double>(), time["process_interval"].get<double>(), 1e-12);
+  EXPECT_NEAR(time["process_interval"].get<double>(), 0.1201, 1e-4);
+  EXPECT_NEAR(time["base"]["process_log_sd"].get<double>(), 0.05004, 1e-4);
   // Counters carry their rows' processes too.
   const nlohmann::json& flops = json["benchmarks"][0]["counters"][0];
   EXPECT_EQ(flops["name"], "FLOP/s");

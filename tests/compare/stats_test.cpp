@@ -148,5 +148,25 @@ TEST(Descriptive, GeometricMeanIgnoresInvalidRatios) {
   EXPECT_TRUE(std::isnan(geometric_mean({})));
 }
 
+
+TEST(StudentT, QuantilesMatchTheTables) {
+  // scipy.stats.t.ppf(0.975, dof) for dof 1, 2, 4, 10, 30, and a fractional dof.
+  EXPECT_NEAR(student_t_quantile(0.975, 1), 12.706204736174698, 1e-9);
+  EXPECT_NEAR(student_t_quantile(0.975, 2), 4.302652729749464, 1e-9);
+  EXPECT_NEAR(student_t_quantile(0.975, 4), 2.7764451051977934, 1e-9);
+  EXPECT_NEAR(student_t_quantile(0.975, 10), 2.2281388519862735, 1e-9);
+  EXPECT_NEAR(student_t_quantile(0.975, 30), 2.0422724563012373, 1e-9);
+  EXPECT_NEAR(student_t_quantile(0.975, 3.5), 2.9400886, 1e-6);  // by numerical integration
+  EXPECT_NEAR(student_t_quantile(0.025, 4), -2.7764451051977934, 1e-9);
+  EXPECT_NEAR(student_t_quantile(0.5, 7), 0, 1e-12);
+  // Many degrees of freedom: the normal quantile.
+  EXPECT_NEAR(student_t_quantile(0.975, 1e7), normal_quantile(0.975), 1e-6);
+  EXPECT_NEAR(student_t_cdf(2.7764451051977934, 4), 0.975, 1e-12);
+  EXPECT_NEAR(student_t_cdf(0, 3), 0.5, 1e-15);
+  EXPECT_TRUE(std::isnan(student_t_quantile(0.975, 0)));
+  EXPECT_TRUE(std::isnan(student_t_quantile(1.5, 4)));
+  EXPECT_TRUE(std::isinf(student_t_quantile(1, 4)));
+}
+
 }  // namespace
 }  // namespace gptbench::compare

@@ -363,6 +363,55 @@ TEST_F(PremergeRun, AaWithAProcessLevelOffsetIsNeverARegression) {
   EXPECT_GE(changes, 1u);  // none in 5: about 3e-7
 }
 
+// fake/fast/a's processes at -1%, 0 and +1% of its time, the same again in later starts: after
+// three a side the change is known to +/-2.3% only, wider than the 2% threshold.
+PremergeConfig with_process_offsets(PremergeConfig c, const std::string& dir) {
+  c.base_args.push_back("--fake_process_offsets=^fake/fast/:-1,0,1:" + dir + "/base.starts");
+  c.new_args.push_back("--fake_process_offsets=^fake/fast/:-1,0,1:" + dir + "/new.starts");
+  return c;
+}
+
+TEST_F(PremergeRun, ExtraEpochsRunOnlyTheBenchmarksTheProcessesLeftUndecided) {
+  const PremergeRecord r = run(with_process_offsets(config({}, {}), path("")));
+  EXPECT_EQ(r.extra_epochs, 3u);  // up to the default 6 processes a side
+  const BenchmarkRecord& fast = find(r, "fake/fast/a");
+  for (Side side : kSides) {
+    EXPECT_EQ(r.worker(side).epoch_starts, 6u);
+    for (size_t e = 3; e < 6; ++e) EXPECT_EQ(fast.side(side).samples_in(e), 5u) << e;
+  }
+  ASSERT_TRUE(fast.comparison.has_value());
+  EXPECT_EQ(fast.comparison->base.processes, 6u);
+  EXPECT_LT(fast.comparison->process_interval, 0.02);  // 6 a side: +/-1.3%
+  // The others were decided, or undecided by their samples' own noise: no extra epoch.
+  for (const char* name : {"fake/mid/c", "fake/noisy/b"})
+    for (Side side : kSides) EXPECT_EQ(find(r, name).side(side).samples_in(3), 0u) << name;
+  const json premerge = json::parse(slurp(out("premerge.json")));
+  EXPECT_EQ(premerge["totals"]["extra_epochs"], 3);
+  EXPECT_EQ(premerge["settings"]["max_processes"], 6);
+  EXPECT_EQ(premerge["benchmarks"][0]["samples_per_process"]["base"], (json{5, 5, 5, 5, 5, 5}));
+  EXPECT_EQ(compare_files("2%").verdicts.at("fake/fast/a"), "same");
+
+  // Without extra epochs the same check stops it for its processes, and the gate cannot say.
+  std::filesystem::remove_all(path("out"));
+  PremergeConfig three = with_process_offsets(config({}, {}), path("again"));
+  std::filesystem::create_directories(path("again"));
+  three.max_processes = 3;
+  const PremergeRecord plain = run(three);
+  EXPECT_EQ(plain.extra_epochs, 0u);
+  EXPECT_EQ(find(plain, "fake/fast/a").stop, StopReason::kProcesses);
+  EXPECT_EQ(compare_files("2%").verdicts.at("fake/fast/a"), "unreliable");
+}
+
+TEST_F(PremergeRun, ExtraEpochsCatchASlowdownTheProcessesHid) {
+  // 10% slower, with processes 2% apart: undecided after three processes a side, a regression
+  // after four.
+  const PremergeRecord r = run(with_process_offsets(config({}, {"--fake_slowdown=^fake/fast/:10"}), path("")));
+  const BenchmarkRecord& fast = find(r, "fake/fast/a");
+  EXPECT_EQ(fast.stop, StopReason::kDecidedChange);
+  EXPECT_EQ(fast.comparison->base.processes, 4u);
+  EXPECT_EQ(compare_files("2%").verdicts.at("fake/fast/a"), "regression");
+}
+
 TEST_F(PremergeRun, PlantedSlowdownIsStillTheOnlyRegressionWithThreeProcesses) {
   PremergeConfig c = config({}, {"--fake_slowdown=^fake/fast/:10"});
   c.processes = 3;

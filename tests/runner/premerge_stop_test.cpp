@@ -229,16 +229,21 @@ TEST(PremergeStop, TheTimeLimitIsSharedAmongTheEpochs) {
 
 TEST(PremergeStop, ProcessesFartherApartThanTheThresholdAreNoDecidedChange) {
   // New is 10% slower, within-process noise 0.2%, but base's third process runs 2.5% slower than
-  // its other two: wider than the 2% threshold. Pooled without the processes this is a clear
-  // regression; with them it is noise, and sampling goes on to max_samples.
+  // its other two: the processes leave the change known to +/-3.3%, wider than the 2%
+  // threshold. Pooled without the processes this is a clear regression; with them it is noise,
+  // and since the processes differ far beyond their samples' noise, more samples of them cannot
+  // help: the benchmark stops for its processes at min_samples, and wants more of them.
   const StopSettings s = epoch_settings(3);
   Source base(100e3, 0.002, 11), contender(110e3, 0.002, 12);
   EpochRun run;
   run_epoch(run, base, contender, s, 0);
   run_epoch(run, base, contender, s, 1);
   run_epoch(run, base, contender, s, 2, 0.025, 0);
-  EXPECT_EQ(run.check.reason, StopReason::kMaxSamples);
-  EXPECT_EQ(run.rounds, 10u);
+  EXPECT_EQ(run.check.reason, StopReason::kProcesses);
+  EXPECT_EQ(run.rounds, 5u);
+  EXPECT_GT(run.check.comparison.process_interval, 0.02);
+  EXPECT_TRUE(process_limited(run.check.comparison));
+  EXPECT_TRUE(wants_more_processes(run.check.reason, run.check.comparison));
   EXPECT_GT(run.check.comparison.base.process_spread, 0.02);
   EXPECT_EQ(run.check.comparison.verdict, compare::Verdict::kUnreliable);
   const StopCheck pooled = check_stop(SideSamples{run.base.times, {}}, SideSamples{run.contender.times, {}}, s, 2, 0);

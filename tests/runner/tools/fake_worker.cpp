@@ -12,6 +12,10 @@
 //                                 drawn once per process, uniformly in +-PCT percent, from the pid
 //                                 and the time (a process-level effect such as CPU placement or
 //                                 allocator layout: each process of one binary differs)
+//   --fake_process_offsets=REGEX:P0,P1,...:PATH  benchmarks matching REGEX are P_k percent slower
+//                                 in the k-th process started with this PATH (the count kept
+//                                 in PATH, k modulo the list's length): deterministic process
+//                                 effects
 //   --fake_skip=REGEX             prepare/sample of matching benchmarks answer "skipped"
 //   --fake_crash_on_sample=N      abort() on the N-th sample request of this process
 //   --fake_hang_on_sample=N       stop answering on the N-th sample request of this process
@@ -32,10 +36,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <optional>
 #include <random>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -60,6 +66,8 @@ struct Options {
   double slowdown_pct = 0;
   std::optional<std::regex> process_offset;
   double process_offset_pct = 0;
+  std::vector<double> process_offsets_pct;  // --fake_process_offsets: one per start
+  std::string process_counter;              // ... counted in this file
   std::optional<std::regex> skip;
   long crash_on_sample = 0, hang_on_sample = 0;
   std::optional<std::regex> fault_filter;
@@ -102,6 +110,15 @@ Options parse(int argc, char** argv) {
       if (colon == std::string::npos) die("--fake_process_offset=REGEX:PCT");
       o.process_offset = std::regex(v.substr(0, colon), std::regex::extended);
       o.process_offset_pct = std::stod(v.substr(colon + 1));
+    } else if (value_of(a, "--fake_process_offsets", v)) {
+      const size_t first = v.find(':');
+      const size_t last = v.rfind(':');
+      if (first == std::string::npos || last == first) die("--fake_process_offsets=REGEX:P0,P1,...:PATH");
+      o.process_offset = std::regex(v.substr(0, first), std::regex::extended);
+      std::stringstream list(v.substr(first + 1, last - first - 1));
+      for (std::string item; std::getline(list, item, ',');) o.process_offsets_pct.push_back(std::stod(item));
+      if (o.process_offsets_pct.empty()) die("--fake_process_offsets needs at least one percentage");
+      o.process_counter = v.substr(last + 1);
     } else if (value_of(a, "--fake_skip", v)) {
       o.skip = std::regex(v, std::regex::extended);
     } else if (value_of(a, "--fake_crash_on_sample", v)) {
@@ -147,6 +164,12 @@ std::string allowed_cpus() {
 
 // This process's offset for --fake_process_offset, a fraction in +-PCT/100 (0 without it).
 double draw_process_offset(const Options& o) {
+  if (!o.process_counter.empty()) {  // --fake_process_offsets: the next in the list
+    size_t started = 0;
+    if (std::ifstream in(o.process_counter); in) in >> started;
+    std::ofstream(o.process_counter, std::ios::trunc) << started + 1;
+    return o.process_offsets_pct[started % o.process_offsets_pct.size()] / 100;
+  }
   if (!o.process_offset || o.process_offset_pct == 0) return 0;
   const uint64_t now = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   std::seed_seq seq{static_cast<uint64_t>(::getpid()), now, static_cast<uint64_t>(std::random_device{}())};
