@@ -8,11 +8,9 @@
 
 #include <cstdint>
 
-namespace gptbench {
+#include "ops/timer_hold.h"
 
-// How long the timer holds the stream before a region: longer than the host needs to enqueue
-// an op (a few µs; ~20 µs for an optimizer step over GPT-2's ~150 tensors).
-constexpr uint64_t kTimerHoldNs = 50'000;
+namespace gptbench {
 
 // Enqueues the hold on `stream` (returns at once; throws CudaError if the launch fails).
 void launch_gpu_hold(cudaStream_t stream, uint64_t nanoseconds);

@@ -27,6 +27,8 @@
 #   --max-seconds S    workers: sampling wall time per benchmark at most (gptbench-premerge's default)
 #   --processes K      workers: fresh worker processes per side, one after the other (default 3),
 #                      so that differences between processes count as noise
+#   --max-processes K  workers: up to K processes per side with the extra epochs run for the
+#                      benchmarks their processes' spread left undecided (default 6; K <= --processes: none)
 #   --seed N           workers: seed of the sampling order
 #   --premerge PATH    gptbench-premerge binary (default: next to NEW's gptbench, then PATH)
 #   --rounds N         process rounds only: interleaved rounds = repetitions per side (default 9)
@@ -64,9 +66,9 @@ usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' 
 
 # Options that take a value, as '--opt VALUE' or '--opt=VALUE'.
 readonly kValueOptions=' --rounds --filter --device --min-time --out --compare --base-bin --new-bin
-  --threshold --alpha --config --base-arg --new-arg --max-seconds --processes --seed --premerge --cache '
+  --threshold --alpha --config --base-arg --new-arg --max-seconds --processes --max-processes --seed --premerge --cache '
 rounds=9 rounds_given='' filter='' device=auto min_time='' out='' compare='' base_bin='' new_bin=''
-threshold='' alpha='' config='' max_seconds='' processes='' seed='' premerge='' cache=''
+threshold='' alpha='' config='' max_seconds='' processes='' max_processes='' seed='' premerge='' cache=''
 positional=() compare_args=() base_args=() new_args=()
 while [[ $# -gt 0 ]]; do
   opt="$1" value=''
@@ -95,6 +97,7 @@ while [[ $# -gt 0 ]]; do
     --new-arg) new_args+=("$value") ;;
     --max-seconds) max_seconds="$value" ;;
     --processes) processes="$value" ;;
+    --max-processes) max_processes="$value" ;;
     --seed) seed="$value" ;;
     --premerge) premerge="$value" ;;
     --cache) cache="$value" ;;
@@ -118,6 +121,7 @@ fi
 [[ -z "$config" || -f "$config" ]] || die "--config $config: no such file"
 [[ -z "$max_seconds" || "$max_seconds" =~ ^[0-9]*\.?[0-9]+$ ]] || die "--max-seconds must be a number of seconds"
 [[ -z "$processes" || "$processes" =~ ^[1-9][0-9]*$ ]] || die "--processes must be a positive integer"
+[[ -z "$max_processes" || "$max_processes" =~ ^[1-9][0-9]*$ ]] || die "--max-processes must be a positive integer"
 [[ -z "$seed" || "$seed" =~ ^[0-9]+$ ]] || die "--seed must be a non-negative integer"
 [[ "$device" == cpu || "$device" == cuda || "$device" == auto ]] || die "--device must be cpu, cuda or auto"
 
@@ -291,6 +295,7 @@ if [[ "$mode" == workers ]]; then
   for arg in "${new_args[@]}"; do args+=("--new-arg=$arg"); done
   [[ -n "$max_seconds" ]] && args+=("--max-seconds=$max_seconds")
   [[ -n "$processes" ]] && args+=("--processes=$processes")
+  [[ -n "$max_processes" ]] && args+=("--max-processes=$max_processes")
   [[ -n "$seed" ]] && args+=("--seed=$seed")
   premerge_status=0
   # Two CPU workers share the cores: an idle worker's OpenMP threads must sleep, not spin

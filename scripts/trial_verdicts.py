@@ -1,10 +1,12 @@
 """One pre-merge trial's line for scripts/premerge-trials.sh: verdict counts, the regressions,
-and with a planted-names file, how many planted benchmarks were caught and what else was reported.
+and with a planted-names file, how many planted benchmarks were caught and what else was reported;
+then the gated unreliable benchmarks, and the extra epochs of premerge.json beside the report.
 
     python3 scripts/trial_verdicts.py REPORT.json [PLANTED_FILE]
 """
 import collections
 import json
+import os
 import sys
 
 
@@ -32,6 +34,13 @@ def main(argv):
             len(caught), len(planted), ",".join(other) or "-")
     else:
         line += " | regressions: " + (",".join(reg) or "-")
+    unreliable = [x["name"].removesuffix("/manual_time") for x in gated if x.get("verdict") == "unreliable"]
+    line += " | unreliable: " + (",".join(unreliable) or "-")
+    try:
+        totals = json.load(open(os.path.join(os.path.dirname(argv[1]), "premerge.json")))["totals"]
+        line += " | extra epochs %d (%.0f s)" % (totals.get("extra_epochs", 0), totals.get("extra_s", 0))
+    except Exception:  # process rounds, or an older gptbench-premerge: nothing to add
+        pass
     print(line)
 
 
