@@ -21,7 +21,28 @@ __global__ void gpu_hold_kernel(uint64_t nanoseconds) {
   }
 }
 
+__global__ void released_gpu_hold_kernel(const volatile uint64_t* release, uint64_t generation,
+                                         volatile uint64_t* timed_out, uint64_t timeout_ns) {
+  const uint64_t t0 = global_timer_ns();
+  while (*release < generation) {
+    if (global_timer_ns() - t0 >= timeout_ns) {
+      *timed_out = generation;
+      __threadfence_system();
+      return;
+    }
+#if __CUDA_ARCH__ >= 700
+    __nanosleep(200);
+#endif
+  }
+}
+
 }  // namespace
+
+void launch_released_gpu_hold(cudaStream_t stream, const volatile uint64_t* release, uint64_t generation,
+                              volatile uint64_t* timed_out, uint64_t timeout_ns) {
+  released_gpu_hold_kernel<<<1, 1, 0, stream>>>(release, generation, timed_out, timeout_ns);
+  CUDA_CHECK_LAUNCH();
+}
 
 void launch_gpu_hold(cudaStream_t stream, uint64_t nanoseconds) {
   gpu_hold_kernel<<<1, 1, 0, stream>>>(nanoseconds);

@@ -15,4 +15,13 @@ namespace gptbench {
 // Enqueues the hold on `stream` (returns at once; throws CudaError if the launch fails).
 void launch_gpu_hold(cudaStream_t stream, uint64_t nanoseconds);
 
+// A hold the host releases: one thread spins until *release (host memory mapped into the
+// device's address space, written by the host) reaches `generation`, or until `timeout_ns` have
+// passed, in which case it writes `generation` to *timed_out. The region timer releases it
+// once the whole region is enqueued, so no host delay (a preempted thread, a slow dispatch) can
+// open a gap inside the region; the timeout keeps a region that waits on the host itself (a
+// host sync inside, a full launch queue) from hanging.
+void launch_released_gpu_hold(cudaStream_t stream, const volatile uint64_t* release, uint64_t generation,
+                              volatile uint64_t* timed_out, uint64_t timeout_ns);
+
 }  // namespace gptbench
