@@ -131,7 +131,13 @@ int compare(const Options& options, bool filters_mode, std::ostream& out, std::o
     const Run& base = runs.first;
     const Run& contender = runs.second;
     const Pairing pairing = pair_by_name(base, contender, filter);
-    report = build_report(pairing, settings);
+    const auto check_of = [](const Run& run) {
+      const auto it = run.context.find(kPremergeCheckKey);
+      return it == run.context.end() ? std::string() : it->second;
+    };
+    Settings run_settings = settings;
+    run_settings.paired_processes = !check_of(base).empty() && check_of(base) == check_of(contender);
+    report = build_report(pairing, run_settings);
     add_kernel_notes(report, pairing);
     report.base_source = options.base_path;
     report.contender_source = options.new_path;

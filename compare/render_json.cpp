@@ -53,6 +53,7 @@ void write_metric(JsonWriter& w, const MetricComparison& metric, const std::stri
   write_side(w, metric.contender);
   w.member("process_interval", metric.process_interval);
   w.member("process_spread", metric.process_spread);
+  w.member("processes_paired", metric.processes_paired);
   w.member("ratio", metric.ratio);
   w.member("reason", metric.reason);
   w.member("threshold", metric.threshold);

@@ -71,7 +71,7 @@ PairResult compare_pair(const BenchmarkPair& pair, const Settings& settings) {
   }
   const double threshold = settings.thresholds.for_name(pair.name);
   result.time = compare_metric(std::move(base_time), std::move(contender_time), Direction::kLowerIsBetter,
-                               settings.alpha, threshold);
+                               settings.alpha, threshold, settings.paired_processes);
   result.verdict = result.time.verdict;
 
   for (const std::string& name : counter_names(*pair.base)) {
@@ -81,7 +81,8 @@ PairResult compare_pair(const BenchmarkPair& pair, const Settings& settings) {
     Direction direction = counter_direction(name);
     if (!all_finite(base.samples) || !all_finite(contender.samples)) direction = Direction::kInformational;
     result.counters.push_back(
-        CounterResult{name, compare_metric(std::move(base), std::move(contender), direction, settings.alpha, threshold)});
+        CounterResult{name, compare_metric(std::move(base), std::move(contender), direction, settings.alpha, threshold,
+                                           settings.paired_processes)});
   }
   return result;
 }

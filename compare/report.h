@@ -23,7 +23,13 @@ struct Settings {
   runjson::TimeKind time = runjson::TimeKind::kReal;
   bool gate_counters = false;    // counter regressions fail the gate too
   bool fail_on_removed = false;  // benchmarks missing from NEW fail the gate
+  // Both runs come from one gptbench-premerge check (the same `premerge_check` in their
+  // contexts): process e of each side ran in the same epoch, interleaved (process_interval).
+  bool paired_processes = false;
 };
+
+// The context key gptbench-premerge writes, the same in both files of one check.
+constexpr const char* kPremergeCheckKey = "premerge_check";
 
 struct CounterResult {
   std::string name;

@@ -40,7 +40,10 @@ SideStats describe(std::vector<double> samples, const std::vector<int64_t>& proc
   }
   if (!named) return stats;
   stats.processes = by_process.size();
-  for (const auto& [process, values] : by_process) stats.process_medians.push_back(median(values));
+  for (const auto& [process, values] : by_process) {
+    stats.process_ids.push_back(process);
+    stats.process_medians.push_back(median(values));
+  }
   if (stats.processes >= 2) {
     const auto [lo, hi] = std::minmax_element(stats.process_medians.begin(), stats.process_medians.end());
     const double range = *hi - *lo;
@@ -63,6 +66,10 @@ SideStats describe(std::vector<double> samples, const std::vector<int64_t>& proc
   return stats;
 }
 
+double sample_noise_cv(const SideStats& side) {
+  return side.processes >= 2 ? side.within_process_cv : side.robust_cv;
+}
+
 double process_median_error(const SideStats& side) {
   if (side.processes < 2 || side.n == 0) return std::numeric_limits<double>::quiet_NaN();
   const double per_process = static_cast<double>(side.n) / static_cast<double>(side.processes);
@@ -73,7 +80,33 @@ bool processes_differ_beyond_sampling(const SideStats& side) {
   return side.process_log_sd > 2 * process_median_error(side);
 }
 
-double process_interval(const SideStats& base, const SideStats& contender) {
+namespace {
+
+// The paired interval of process_interval, or NaN without 2 epochs on both sides.
+double paired_process_interval(const SideStats& base, const SideStats& contender) {
+  std::map<int64_t, double> base_by_id;
+  for (size_t i = 0; i < base.process_ids.size() && i < base.process_medians.size(); ++i)
+    if (base.process_ids[i] >= 0) base_by_id[base.process_ids[i]] = base.process_medians[i];
+  std::vector<double> differences;
+  for (size_t i = 0; i < contender.process_ids.size() && i < contender.process_medians.size(); ++i) {
+    const auto match = base_by_id.find(contender.process_ids[i]);
+    if (match == base_by_id.end()) continue;
+    if (!(match->second > 0) || !(contender.process_medians[i] > 0)) return std::numeric_limits<double>::infinity();
+    differences.push_back(std::log(contender.process_medians[i] / match->second));
+  }
+  if (differences.size() < 2) return std::numeric_limits<double>::quiet_NaN();
+  const double k = static_cast<double>(differences.size());
+  const double error = sample_stddev(differences) / std::sqrt(k);
+  return error == 0 ? 0 : std::expm1(student_t_quantile(0.975, k - 1) * error);
+}
+
+}  // namespace
+
+double process_interval(const SideStats& base, const SideStats& contender, bool paired) {
+  if (paired) {
+    const double interval = paired_process_interval(base, contender);
+    if (!std::isnan(interval)) return interval;
+  }
   const bool base_known = base.processes >= 2;
   const bool new_known = contender.processes >= 2;
   if (!base_known && !new_known) return 0;

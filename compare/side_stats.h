@@ -38,6 +38,7 @@ struct SideStats {
   // Samples of one process are not independent replicates of the binary: a process-level
   // offset (CPU placement, allocator layout, ...) is shared by all of them.
   size_t processes = 0;
+  std::vector<int64_t> process_ids;  // the process_index of each of process_medians (-1: none)
   std::vector<double> process_medians;
   double process_spread = 0;
   // The sample standard deviation of the logarithms of process_medians (a relative spread; 0
@@ -47,6 +48,11 @@ struct SideStats {
   // spread within a process (0 with fewer than 2 processes).
   double within_process_cv = 0;
 };
+
+// The spread the noise rule judges: within_process_cv where the samples come from 2 or more
+// processes (what differs between processes is the process interval's to judge), else
+// robust_cv.
+double sample_noise_cv(const SideStats& side);
 
 // The standard error (relative) that a process's median has from its own samples' noise:
 // 1.2533 · within_process_cv · sqrt(k/n) (NaN with fewer than 2 processes).
@@ -65,7 +71,14 @@ bool processes_differ_beyond_sampling(const SideStats& side);
 // narrows as processes are added. A side of a single process is taken to vary like the other
 // (sd_b = sd_n). 0 when neither side has 2 or more processes (nothing is known of them),
 // infinity when the interval has no finite width.
-double process_interval(const SideStats& base, const SideStats& contender);
+//
+// `paired`: process e of one side ran at the same time as process e of the other, their
+// samples interleaved (gptbench-premerge's epochs), so whatever the GPU's state did to that
+// epoch (its clock and temperature under the power limit) it did to both. Then the interval
+// is that of the mean of the per-epoch differences d_e = ln(new_e) - ln(base_e) over the k
+// epochs both sides have: expm1(t_0.975(k - 1) * sd(d) / sqrt(k)), the epochs' shared part
+// cancelling; without 2 such epochs, as unpaired.
+double process_interval(const SideStats& base, const SideStats& contender, bool paired = false);
 
 SideStats describe(std::vector<double> samples);
 // The same, with the process_index of each sample (-1: none; same length as samples).

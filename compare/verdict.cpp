@@ -30,17 +30,20 @@ std::string process_text(const MetricComparison& metric) {
     return std::string("the ") + name + " side's " + std::to_string(s.processes) + " processes by " +
            percent(s.process_spread);
   };
-  return "the processes' medians leave the change known to +/-" + percent(metric.process_interval) + " (" +
-         side(metric.base, "base") + ", " + side(metric.contender, "new") + ", median to median)";
+  return std::string("the processes' medians leave the change known to +/-") + percent(metric.process_interval) +
+         (metric.processes_paired ? " epoch by epoch" : "") + " (" + side(metric.base, "base") + ", " +
+         side(metric.contender, "new") + ", median to median)";
 }
 
 // What makes a metric too noisy for its threshold, e.g. "robust CV 22.0% (new)".
 std::string noise_text(const MetricComparison& metric) {
   std::string out;
   const auto add = [&](const std::string& part) { out += (out.empty() ? "" : ", ") + part; };
-  if (metric.base.robust_cv > metric.threshold) add("robust CV " + percent(metric.base.robust_cv) + " (base)");
-  if (metric.contender.robust_cv > metric.threshold)
-    add("robust CV " + percent(metric.contender.robust_cv) + " (new)");
+  const auto cv_text = [](const SideStats& s) {
+    return std::string(s.processes >= 2 ? "robust CV within processes " : "robust CV ") + percent(sample_noise_cv(s));
+  };
+  if (sample_noise_cv(metric.base) > metric.threshold) add(cv_text(metric.base) + " (base)");
+  if (sample_noise_cv(metric.contender) > metric.threshold) add(cv_text(metric.contender) + " (new)");
   if (processes_too_far_apart(metric)) add(process_text(metric));
   // An interval as wide as the processes' says nothing new: print it when the samples' own
   // spread makes it wider.
@@ -68,8 +71,8 @@ const char* to_string(Verdict verdict) {
 constexpr double kInterval95 = 1.96;
 
 bool too_noisy(const MetricComparison& metric) {
-  return metric.uncertainty > metric.threshold || metric.base.robust_cv > metric.threshold ||
-         metric.contender.robust_cv > metric.threshold;
+  return metric.uncertainty > metric.threshold || sample_noise_cv(metric.base) > metric.threshold ||
+         sample_noise_cv(metric.contender) > metric.threshold;
 }
 
 size_t repetitions_needed(double alpha) {
@@ -80,7 +83,7 @@ size_t repetitions_needed(double alpha) {
 }
 
 MetricComparison compare_metric(SideStats base, SideStats contender, Direction direction, double alpha,
-                                double threshold) {
+                                double threshold, bool paired_processes) {
   MetricComparison out;
   out.direction = direction;
   out.threshold = threshold;
@@ -92,12 +95,18 @@ MetricComparison compare_metric(SideStats base, SideStats contender, Direction d
   out.change = out.ratio - 1;
   out.cv = std::max(base.cv, contender.cv);
   out.process_spread = std::max(base.process_spread, contender.process_spread);
-  out.uncertainty = kInterval95 * std::hypot(base.median_error, contender.median_error);
+  // From the samples' own spread: within their processes where there are several (what differs
+  // between processes is the process interval's below).
+  const auto sample_error = [](const SideStats& s) {
+    return s.processes >= 2 ? relative_median_error(s.within_process_cv * s.median, s.median, s.n) : s.median_error;
+  };
+  out.uncertainty = kInterval95 * std::hypot(sample_error(base), sample_error(contender));
   if (std::isnan(out.uncertainty)) out.uncertainty = std::numeric_limits<double>::infinity();
   // Samples of one process share its offset, so the medians are known no better than the
   // processes agree: with 3 processes a side whose medians scatter by s (log scale), the
   // interval is t(4 dof) * s * sqrt(2/3) = 2.27 s wide each way; with 6, 1.29 s.
-  out.process_interval = process_interval(base, contender);
+  out.process_interval = process_interval(base, contender, paired_processes);
+  out.processes_paired = paired_processes && base.processes >= 2 && contender.processes >= 2;
   out.uncertainty = std::max(out.uncertainty, out.process_interval);
   out.base = std::move(base);
   out.contender = std::move(contender);

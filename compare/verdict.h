@@ -39,11 +39,12 @@ struct MetricComparison {
   // process_interval(base, contender) (side_stats.h): what the processes' medians leave of the
   // change's uncertainty.
   double process_interval = 0;
+  bool processes_paired = false;  // process_interval paired the sides' epochs
   // Half-width of an approximate 95% interval of `change`: the larger of
   // 1.96 * sqrt(median_error_base^2 + median_error_contender^2) (from the samples' own
   // spread) and process_interval (where a side's samples come from 2 or more processes).
-  // Any verdict but "unreliable" needs this and the robust CV of both sides within the
-  // threshold (see too_noisy).
+  // Any verdict but "unreliable" needs this and the samples' noise of both sides within the
+  // threshold (see too_noisy; with several processes the spread within them).
   double uncertainty = 0;
   bool tested = false;   // the U test ran
   UTestResult u_test;
@@ -55,8 +56,9 @@ struct MetricComparison {
 };
 
 // Decides from per-side stats (samples, when present, feed the U test).
+// `paired_processes`: the sides' processes ran epoch by epoch together (process_interval).
 MetricComparison compare_metric(SideStats base, SideStats contender, Direction direction, double alpha,
-                                double threshold);
+                                double threshold, bool paired_processes = false);
 
 // Noise wider than the threshold: the change's uncertainty (which holds what the
 // processes' medians leave unknown) or the robust CV of either side. Such a metric is

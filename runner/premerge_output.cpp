@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "atomic_file.h"
+#include "compare/report.h"
 #include "merge.h"
 
 namespace gptbench::runner {
@@ -65,6 +66,8 @@ json side_context(const PremergeRecord& record, Side side) {
   context["host_name"] = record.host_name;
   if (!worker.argv.empty()) context["executable"] = worker.argv.front();
   context["premerge_seed"] = std::to_string(s.seed);
+  // One value for both files of this check: gptbench-compare pairs their epochs by it.
+  context[compare::kPremergeCheckKey] = record.date + " seed " + std::to_string(s.seed) + " on " + record.host_name;
   context["premerge_sample_time"] = number_text(s.sample_time_s);
   context["premerge_processes"] = std::to_string(s.processes);
   context["premerge_cpu_time"] = "same as real_time (a worker reports one time per sample)";

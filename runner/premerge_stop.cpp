@@ -51,8 +51,9 @@ StopCheck check_stop(const SideSamples& base, const SideSamples& contender, cons
                      size_t epoch, double elapsed_s) {
   StopCheck check;
   if (base.times.size() >= compare::kMinRepetitions && contender.times.size() >= compare::kMinRepetitions) {
+    // Both sides' samples of an epoch are interleaved: their processes pair (process_interval).
     check.comparison = compare::compare_metric(describe(base), describe(contender), compare::Direction::kLowerIsBetter,
-                                               settings.alpha, settings.threshold);
+                                               settings.alpha, settings.threshold, true);
     check.compared = true;
   }
   const size_t processes = std::max<size_t>(settings.processes, 1);

@@ -242,6 +242,32 @@ TEST(ProcessSpread, MoreProcessesNarrowTheInterval) {
   EXPECT_EQ(many.results[0].verdict, Verdict::kRegression) << many.results[0].time.reason;
 }
 
+TEST(ProcessSpread, EpochsThatRanTogetherArePaired) {
+  // Both sides' processes of an epoch share its GPU state: epochs at 97%, 100% and 103% of the
+  // base time on both sides, new within 0.1% of base in each. Unpaired, the change is known to
+  // +/-7% only: unreliable; paired, the epochs' shared part cancels.
+  const Processes base = {tight(97), tight(100), tight(103)};
+  const Processes same = {tight(97.1), tight(99.95), tight(103.05)};
+  const Report unpaired = compare_sides(base, same);
+  EXPECT_EQ(unpaired.results[0].verdict, Verdict::kUnreliable);
+  EXPECT_FALSE(unpaired.results[0].time.processes_paired);
+  const SideStats b = describe({97, 97.01, 100, 100.01, 103, 103.01}, {0, 0, 1, 1, 2, 2});
+  const SideStats n = describe({97.1, 97.11, 99.95, 99.96, 103.05, 103.06}, {0, 0, 1, 1, 2, 2});
+  EXPECT_EQ(b.process_ids, (std::vector<int64_t>{0, 1, 2}));
+  // d = ln(97.105/97.005), ln(99.955/100.005), ln(103.055/103.005): sd 0.000764, 2 dof.
+  std::vector<double> d = {std::log(97.105 / 97.005), std::log(99.955 / 100.005), std::log(103.055 / 103.005)};
+  EXPECT_NEAR(process_interval(b, n, true), std::expm1(4.3026527 * sample_stddev(d) / std::sqrt(3.0)), 1e-9);
+  EXPECT_LT(process_interval(b, n, true), 0.005);
+  EXPECT_GT(process_interval(b, n, false), 0.05);
+  const MetricComparison paired = compare_metric(b, n, Direction::kLowerIsBetter, 0.05, kThreshold, true);
+  EXPECT_TRUE(paired.processes_paired);
+  // The pooled samples spread 6% (the epochs), but within each process they are quiet: same.
+  EXPECT_EQ(paired.verdict, Verdict::kSame) << paired.reason;
+  // Only epochs both sides ran are paired; fewer than 2 such: as unpaired.
+  const SideStats other = describe({97.1, 99.9}, {5, 6});
+  EXPECT_NEAR(process_interval(b, other, true), process_interval(b, other, false), 1e-12);
+}
+
 TEST(ProcessSpread, ASideOfOneProcessIsTakenToVaryLikeTheOther) {
   // Base from 3 processes (log sd 0.01), new from one: error 0.01 * sqrt(1/3 + 1) on 2 degrees
   // of freedom (t = 4.303).

@@ -249,16 +249,26 @@ TEST(PremergeStop, ProcessesFartherApartThanTheThresholdAreNoDecidedChange) {
   const StopCheck pooled = check_stop(SideSamples{run.base.times, {}}, SideSamples{run.contender.times, {}}, s, 2, 0);
   EXPECT_EQ(pooled.comparison.verdict, compare::Verdict::kRegression) << pooled.comparison.reason;
   EXPECT_EQ(pooled.reason, StopReason::kDecidedChange);
-  // A spread within the threshold widens the interval: no decided-same while it exceeds
-  // threshold/2 (processes 1.5% apart, no change).
+  // Offsets an epoch gives both sides (the GPU's state at that time) cancel: the sides' epochs
+  // pair, and processes 1.5% apart on each side still make a clear "same".
   Source same_base(100e3, 0.002, 13), same_new(100e3, 0.002, 14);
   EpochRun same;
   run_epoch(same, same_base, same_new, s, 0, 0, 0);
   run_epoch(same, same_base, same_new, s, 1, 0.015, 0.015);
   run_epoch(same, same_base, same_new, s, 2, 0.0075, 0.0075);
-  EXPECT_EQ(same.check.reason, StopReason::kMaxSamples);
-  EXPECT_GE(same.check.comparison.uncertainty, 0.014);
-  EXPECT_EQ(same.check.comparison.verdict, compare::Verdict::kSame);
+  EXPECT_EQ(same.check.reason, StopReason::kDecidedSame);
+  EXPECT_TRUE(same.check.comparison.processes_paired);
+  EXPECT_GT(same.check.comparison.base.process_spread, 0.014);
+  EXPECT_LT(same.check.comparison.uncertainty, 0.01);
+  // Offsets of one side's processes alone do not: the paired differences keep them, and the
+  // interval stays wider than threshold/2 (no decided-same).
+  Source one_base(100e3, 0.002, 15), one_new(100e3, 0.002, 16);
+  EpochRun one;
+  run_epoch(one, one_base, one_new, s, 0, 0, 0);
+  run_epoch(one, one_base, one_new, s, 1, 0.006, 0);
+  run_epoch(one, one_base, one_new, s, 2, 0.003, 0);
+  EXPECT_NE(one.check.reason, StopReason::kDecidedSame);
+  EXPECT_GT(std::fabs(one.check.comparison.change) + one.check.comparison.uncertainty, 0.01);
 }
 
 }  // namespace
