@@ -49,6 +49,10 @@ GPTBENCH_FAMILY(train_step_dp, const SuiteInputs& in) {
         dc.ref_steps = 1;
         dc.dp.bucket_bytes = 256 << 10;  // several buckets for the tiny model
       }
+      if (in.dp_bucket_bytes > 0) {
+        dc.dp.bucket_bytes = in.dp_bucket_bytes;
+        dc.bucket_named = true;
+      }
       CaseSpec spec;
       spec.name = train_step_dp_name(dc);
       spec.unit = benchmark::kMillisecond;
