@@ -44,7 +44,7 @@
 # directory. Reports: OUT/report.md, OUT/report.json, OUT/report.html; the text report to stdout.
 set -euo pipefail
 
-# Default subsets. GPU (61 benchmarks, every family; docs/premerge.md): GPT-2 small's forward
+# Default subsets. GPU (63 benchmarks, every family; docs/premerge.md): GPT-2 small's forward
 # GEMMs and the MLP-up gradients (torch, cublaslt), softmax on attention and vocabulary rows,
 # the loss, the pre-LN step, causal attention at L=1024 (sdpa_flash, sdpa_cudnn, our portable
 # and Hopper kernels; flash_sm90 is skipped off compute capability 9.0), three
