@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Why data-parallel steps scale below 1 with little exposed communication: the ddp training step
+# of GPT-2 medium (T = 1024, 16 sequences per GPU, bf16) on N GPUs under each lever that trades
+# NCCL's share of the SMs or its overlap with the backward against the step's speed, then a
+# table of tokens/s, scaling efficiency and exposed communication per setting
+# (docs/multigpu.md, "Interference"). Levers:
+#   default                          NCCL's own choice, 25 MiB buckets
+#   ctas:K                           NCCL_MIN_CTAS=NCCL_MAX_CTAS=K: at most K SMs for a collective
+#   bucket:SIZE                      --gptbench_dp_bucket=SIZE (fewer, larger all-reduces, or more)
+# Each setting is one gptbench-run --gpus N; JSON and logs in OUT_DIR.
+#   scripts/dp-interference.sh [--cpu] [--build DIR] [--settings 'default ctas:8 bucket:50MiB'] N OUT_DIR
+# --cpu: N CPU ranks over Gloo, GPT-2 tiny, to check the script itself (the NCCL levers are
+# only recorded there).
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${GPTBENCH_BUILD_DIR:-$root/build}
+device=cuda
+settings='default ctas:16 ctas:8 ctas:4 bucket:12.5MiB bucket:50MiB bucket:100MiB'
+while [[ $# -gt 0 && "$1" == --* ]]; do
+  case "$1" in
+    --cpu) device=cpu; shift ;;
+    --build) build=${2:?--build DIR}; shift 2 ;;
+    --settings) settings=${2:?--settings LIST}; shift 2 ;;
+    *) echo "dp-interference.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+n=${1:?usage: dp-interference.sh [--cpu] [--build DIR] [--settings LIST] N OUT_DIR}
+out=${2:?usage: dp-interference.sh [--cpu] [--build DIR] [--settings LIST] N OUT_DIR}
+[[ "$n" =~ ^[1-9][0-9]*$ ]] || { echo "dp-interference.sh: '$n' is not a rank count" >&2; exit 2; }
+[[ -x "$build/gptbench-run" && -x "$build/gptbench" ]] || { echo "dp-interference.sh: no gptbench-run in $build" >&2; exit 2; }
+mkdir -p "$out"
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+if [[ "$device" == cuda ]]; then
+  flags=(--gptbench_models=medium --gptbench_batch=16 --gptbench_seq=1024 --gptbench_dtypes=bf16)
+else
+  flags=(--gptbench_device=cpu)
+fi
+for setting in $settings; do
+  env_args=() extra=()
+  case "$setting" in
+    default) ;;
+    ctas:*) k=${setting#ctas:}; [[ "$k" =~ ^[1-9][0-9]*$ ]] || { echo "dp-interference.sh: bad $setting" >&2; exit 2; }
+            env_args=(NCCL_MIN_CTAS="$k" NCCL_MAX_CTAS="$k") ;;
+    bucket:*) extra=(--gptbench_dp_bucket="${setting#bucket:}") ;;
+    *) echo "dp-interference.sh: unknown setting '$setting' (default, ctas:K, bucket:SIZE)" >&2; exit 2 ;;
+  esac
+  label=${setting//[:.]/_}
+  env "${env_args[@]}" timeout 300 "$build/gptbench-run" --binary "$build/gptbench" --gpus "$n" --progress never \
+    --benchmark-timeout 240 -o "$out/$label.json" --benchmark_filter='^model/train_step_dp/.*/mode:ddp(/|$)' \
+    "${flags[@]}" "${extra[@]}" > "$out/$label.log" 2>&1
+  echo "$setting: exit $?"
+done
+python3 "$root/scripts/dp_interference_table.py" "$out" $settings
