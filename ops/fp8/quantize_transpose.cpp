@@ -1,0 +1,210 @@
+#include "ops/fp8/quantize_transpose.h"
+
+#include <ATen/Parallel.h>
+#include <c10/util/Float8_e4m3fn.h>
+#include <c10/util/Float8_e5m2.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+
+#ifdef GPTBENCH_WITH_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+
+#include "ops/fp8/quantize_kernels.h"
+#endif
+
+namespace gptbench {
+namespace {
+
+void check_input(const at::Tensor& x, const char* fn) {
+  if (!x.defined() || x.dim() != 2)
+    throw std::invalid_argument(std::string(fn) + ": x must be a 2-D (rows, cols) tensor");
+  if (!at::isFloatingType(x.scalar_type()) || at::isFloat8Type(x.scalar_type()))
+    throw std::invalid_argument(std::string(fn) + ": x must be bf16, fp16 or fp32, got " +
+                                std::string(c10::toString(x.scalar_type())));
+}
+
+void check_scale(const Fp8PerTensor& q, const char* fn) {
+  if (!q.scale.defined() || q.scale.numel() != 1 || q.scale.scalar_type() != at::kFloat)
+    throw std::invalid_argument(std::string(fn) + ": q.scale must be one fp32 value");
+}
+
+// A (1, 1) fp32 tensor holding v, on `device`.
+at::Tensor scalar_tensor(float v, c10::Device device) {
+  return at::full({1, 1}, v, at::TensorOptions().dtype(at::kFloat)).to(device);
+}
+
+// The fp32 values of x (rows, cols) as a contiguous CPU tensor.
+at::Tensor cpu_float(const at::Tensor& x) { return x.to(at::kCPU, at::kFloat).contiguous(); }
+
+#ifdef GPTBENCH_WITH_CUDA
+// x contiguous and 16-byte aligned, as our kernels' loads need (a view may start anywhere).
+at::Tensor aligned_contiguous(const at::Tensor& x) {
+  at::Tensor xc = x.contiguous();
+  if (reinterpret_cast<uintptr_t>(xc.data_ptr()) % 16 != 0) xc = xc.clone(at::MemoryFormat::Contiguous);
+  return xc;
+}
+#endif
+
+template <typename Fp8>
+void cast_reference(const float* xp, int64_t rows, int64_t cols, float scale, float max, Fp8* q, Fp8* qt) {
+  at::parallel_for(0, rows, 1, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r)
+      for (int64_t c = 0; c < cols; ++c) {
+        const Fp8 v(std::clamp(xp[r * cols + c] * scale, -max, max));
+        if (q) q[r * cols + c] = v;
+        if (qt) qt[c * rows + r] = v;
+      }
+  });
+}
+
+}  // namespace
+
+at::ScalarType fp8_scalar_type(Fp8Format f) {
+  return f == Fp8Format::kE4m3 ? at::kFloat8_e4m3fn : at::kFloat8_e5m2;
+}
+
+std::string quantize_transpose_fp8_unsupported(const at::Tensor& x) {
+  if (!x.defined() || x.dim() != 2) return "x must be a 2-D (rows, cols) tensor";
+  if (!x.is_cuda()) return "";
+  if (x.scalar_type() != at::kBFloat16) return "our kernels take bf16 input";
+  if (x.size(0) % 8 != 0 || x.size(1) % 8 != 0)
+    return "our kernels need rows and cols to be multiples of 8 (8 x 8 blocks)";
+  if ((x.size(0) + 255) / 256 > 65535) return "more than 65,535 tiles of 256 rows";
+#ifdef GPTBENCH_WITH_CUDA
+  return "";
+#else
+  return "this build has no CUDA kernels";
+#endif
+}
+
+Fp8PerTensor fp8_tensor_scale_reference(const at::Tensor& x_in, Fp8Format f) {
+  check_input(x_in, "fp8_tensor_scale_reference");
+  const at::Tensor x = cpu_float(x_in);
+  const float* xp = x.data_ptr<float>();
+  float amax = 0.f;
+  for (int64_t i = 0; i < x.numel(); ++i) amax = std::fmax(amax, std::fabs(xp[i]));
+  const float scale = fp8_scale_from_amax(amax, f);
+  Fp8PerTensor q;
+  q.format = f;
+  q.scale = scalar_tensor(scale, at::kCPU);
+  q.scale_inv = scalar_tensor(1.f / scale, at::kCPU);
+  return q;
+}
+
+void quantize_transpose_fp8_reference(const at::Tensor& x_in, Fp8PerTensor& q, Fp8Copies copies) {
+  check_input(x_in, "quantize_transpose_fp8_reference");
+  check_scale(q, "quantize_transpose_fp8_reference");
+  const at::Tensor x = cpu_float(x_in);
+  const int64_t rows = x.size(0), cols = x.size(1);
+  const auto opts = at::TensorOptions().dtype(fp8_scalar_type(q.format));
+  q.data = fp8_writes_plain(copies) ? at::empty({rows, cols}, opts) : at::Tensor();
+  q.data_t = fp8_writes_transposed(copies) ? at::empty({cols, rows}, opts) : at::Tensor();
+  const float scale = q.scale.to(at::kCPU).item<float>(), max = fp8_format_max(q.format);
+  const float* xp = x.data_ptr<float>();
+  if (q.format == Fp8Format::kE4m3)
+    cast_reference(xp, rows, cols, scale, max,
+                   q.data.defined() ? q.data.data_ptr<c10::Float8_e4m3fn>() : nullptr,
+                   q.data_t.defined() ? q.data_t.data_ptr<c10::Float8_e4m3fn>() : nullptr);
+  else
+    cast_reference(xp, rows, cols, scale, max,
+                   q.data.defined() ? q.data.data_ptr<c10::Float8_e5m2>() : nullptr,
+                   q.data_t.defined() ? q.data_t.data_ptr<c10::Float8_e5m2>() : nullptr);
+}
+
+Fp8PerTensor quantize_per_tensor_fp8_reference(const at::Tensor& x, Fp8Format f, Fp8Copies copies) {
+  Fp8PerTensor q = fp8_tensor_scale_reference(x, f);
+  quantize_transpose_fp8_reference(x, q, copies);
+  return q;
+}
+
+Fp8PerTensor quantize_per_tensor_fp8_torch(const at::Tensor& x_in, Fp8Format f, Fp8Copies copies) {
+  check_input(x_in, "quantize_per_tensor_fp8_torch");
+  const at::Tensor x = x_in.to(at::kFloat);
+  const float max = fp8_format_max(f);
+  const at::Tensor amax = x.abs().amax().reshape({1, 1});
+  // max / amax as a division (LibTorch's Scalar / Tensor is a reciprocal times max, rounded twice).
+  const at::Tensor usable = (amax > 0) & (amax <= FLT_MAX);
+  const at::Tensor scale = at::where(usable, at::full_like(amax, max) / amax, 1.0).clamp_max(FLT_MAX);
+  const at::Tensor values = (x * scale).clamp(-max, max).to(fp8_scalar_type(f));
+  Fp8PerTensor q;
+  q.format = f;
+  q.scale = scale;
+  q.scale_inv = scale.reciprocal();
+  if (fp8_writes_plain(copies)) q.data = values;
+  if (fp8_writes_transposed(copies)) q.data_t = values.t().contiguous();
+  return q;
+}
+
+Fp8PerTensor fp8_tensor_scale(const at::Tensor& x, Fp8Format f) {
+  check_input(x, "fp8_tensor_scale");
+  if (!x.is_cuda()) return fp8_tensor_scale_reference(x, f);
+  if (auto why = quantize_transpose_fp8_unsupported(x); !why.empty())
+    throw std::invalid_argument("fp8_tensor_scale: " + why);
+#ifdef GPTBENCH_WITH_CUDA
+  c10::cuda::CUDAGuard guard(x.device());
+  const at::Tensor xc = aligned_contiguous(x);
+  const auto f32 = xc.options().dtype(at::kFloat);
+  at::Tensor partial = at::empty({fp8_quantize_partials(xc.size(0), xc.size(1))}, f32);
+  Fp8PerTensor q;
+  q.format = f;
+  q.scale = at::empty({1, 1}, f32);
+  q.scale_inv = at::empty({1, 1}, f32);
+  Fp8TensorScaleArgs a;
+  a.x = xc.data_ptr();
+  a.partial = partial.data_ptr<float>();
+  a.scale = q.scale.data_ptr<float>();
+  a.scale_inv = q.scale_inv.data_ptr<float>();
+  a.rows = xc.size(0);
+  a.cols = xc.size(1);
+  a.format = f;
+  launch_fp8_tensor_scale(a, at::cuda::getCurrentCUDAStream(x.device().index()).stream());
+  return q;
+#else
+  throw std::logic_error("fp8_tensor_scale: unreachable without CUDA");
+#endif
+}
+
+void quantize_transpose_fp8(const at::Tensor& x, Fp8PerTensor& q, Fp8Copies copies) {
+  check_input(x, "quantize_transpose_fp8");
+  check_scale(q, "quantize_transpose_fp8");
+  if (!x.is_cuda()) return quantize_transpose_fp8_reference(x, q, copies);
+  if (auto why = quantize_transpose_fp8_unsupported(x); !why.empty())
+    throw std::invalid_argument("quantize_transpose_fp8: " + why);
+  if (q.scale.device() != x.device())
+    throw std::invalid_argument("quantize_transpose_fp8: q.scale must be on x's device");
+#ifdef GPTBENCH_WITH_CUDA
+  c10::cuda::CUDAGuard guard(x.device());
+  const at::Tensor xc = aligned_contiguous(x);
+  const int64_t rows = xc.size(0), cols = xc.size(1);
+  const auto opts = xc.options().dtype(fp8_scalar_type(q.format));
+  q.data = fp8_writes_plain(copies) ? at::empty({rows, cols}, opts) : at::Tensor();
+  q.data_t = fp8_writes_transposed(copies) ? at::empty({cols, rows}, opts) : at::Tensor();
+  Fp8QuantizeTransposeArgs a;
+  a.x = xc.data_ptr();
+  a.scale = q.scale.data_ptr<float>();
+  a.q = q.data.defined() ? reinterpret_cast<uint8_t*>(q.data.data_ptr()) : nullptr;
+  a.qt = q.data_t.defined() ? reinterpret_cast<uint8_t*>(q.data_t.data_ptr()) : nullptr;
+  a.rows = rows;
+  a.cols = cols;
+  a.format = q.format;
+  launch_fp8_quantize_transpose(a, at::cuda::getCurrentCUDAStream(x.device().index()).stream());
+#else
+  throw std::logic_error("quantize_transpose_fp8: unreachable without CUDA");
+#endif
+}
+
+Fp8PerTensor quantize_per_tensor_fp8(const at::Tensor& x, Fp8Format f, Fp8Copies copies) {
+  Fp8PerTensor q = fp8_tensor_scale(x, f);
+  quantize_transpose_fp8(x, q, copies);
+  return q;
+}
+
+at::Tensor dequantize_per_tensor_fp8(const Fp8PerTensor& q) {
+  return q.data.to(at::kDouble) * q.scale_inv.to(at::kDouble);
+}
+
+}  // namespace gptbench

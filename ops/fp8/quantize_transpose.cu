@@ -1,0 +1,170 @@
+// Per-tensor FP8 quantization with a transposed copy (ops/fp8/quantize_transpose.h).
+//   scale:     two kernels. Per-block maxima of |x| over a grid-stride loop of 16-byte loads
+//              (fp8_quantize_partials blocks, as ops/fp8/quantize.cu's per-tensor pass), then
+//              one block reduces them and writes scale and scale_inv.
+//   cast:      one kernel for a given scale. Each thread converts an 8 × 8 block of x (eight
+//              16-byte loads, one per row), stores its rows as they are (8 bytes each) and
+//              transposes the 64 bytes in registers (__byte_perm on 4 × 4 quarters) to store its
+//              columns as rows of the transposed copy. A warp's 32 threads are 4 blocks down
+//              by 8 across: each 8 rows it reads are 128 contiguous bytes of bf16 and each row
+//              of the transposed copy it writes 32 contiguous bytes (a whole sector), so both
+//              sides coalesce without shared memory. A 256-thread block covers 256 × 64.
+// Conversion: cvt.rn.satfinite.{e4m3,e5m2}x2.f32 (cuda_fp8.h; emulated below 8.9): round to
+// nearest even, saturated at the format's largest finite value.
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "ops/cuda_check.h"
+#include "ops/device/pack.cuh"
+#include "ops/device/reduce.cuh"
+#include "ops/fp8/quantize_kernels.h"
+#include "ops/fp8/quantize_transpose.h"
+
+namespace gptbench {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kVec = 8;                              // elements per load, rows per thread block
+constexpr int kWarpRows = 4, kWarpCols = 8;          // a warp's threads: 4 down, 8 across
+constexpr int kTileRows = kThreads / kWarpSize * kWarpRows * kVec;  // 256 rows per CUDA block
+constexpr int kTileCols = kWarpCols * kVec;                         // 64 columns
+
+using Bf16x8 = Pack<__nv_bfloat16, kVec>;
+
+__device__ __forceinline__ float amax8(const Bf16x8& p) {
+  float m = 0.f;
+#pragma unroll
+  for (int i = 0; i < kVec; ++i) m = fmaxf(m, fabsf(__bfloat162float(p.v[i])));
+  return m;
+}
+
+// The maximum of v over the block's kThreads threads, returned to every thread.
+__device__ __forceinline__ float block_max(float v) {
+  __shared__ float warp_max_of[kThreads / kWarpSize];
+  v = warp_max(v);
+  if (threadIdx.x % kWarpSize == 0) warp_max_of[threadIdx.x / kWarpSize] = v;
+  __syncthreads();
+  float m = warp_max_of[0];
+#pragma unroll
+  for (int i = 1; i < kThreads / kWarpSize; ++i) m = fmaxf(m, warp_max_of[i]);
+  return m;
+}
+
+__global__ void __launch_bounds__(kThreads) amax_partials(const __nv_bfloat16* __restrict__ x,
+                                                          float* __restrict__ partial, int64_t nvec) {
+  float amax = 0.f;
+  const int64_t stride = int64_t{gridDim.x} * kThreads;
+#pragma unroll 4
+  for (int64_t i = int64_t{blockIdx.x} * kThreads + threadIdx.x; i < nvec; i += stride)
+    amax = fmaxf(amax, amax8(load_pack<__nv_bfloat16, kVec, true>(x + i * kVec)));
+  amax = block_max(amax);
+  if (threadIdx.x == 0) partial[blockIdx.x] = amax;
+}
+
+__global__ void __launch_bounds__(kThreads) finish_scale(const float* __restrict__ partial, int partials,
+                                                         float* __restrict__ scale,
+                                                         float* __restrict__ scale_inv, Fp8Format format) {
+  float amax = 0.f;
+  for (int i = threadIdx.x; i < partials; i += kThreads) amax = fmaxf(amax, partial[i]);
+  amax = block_max(amax);
+  if (threadIdx.x == 0) {
+    const float s = fp8_scale_from_amax(amax, format);
+    *scale = s;
+    *scale_inv = 1.f / s;
+  }
+}
+
+// 8 values · scale in format F, element 0 in the lowest byte.
+template <__nv_fp8_interpretation_t F>
+__device__ __forceinline__ uint2 quant8(const Bf16x8& p, float scale) {
+  uint32_t w[2] = {0, 0};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const float2 f = make_float2(__bfloat162float(p.v[2 * i]) * scale, __bfloat162float(p.v[2 * i + 1]) * scale);
+    const uint32_t pair = __nv_cvt_float2_to_fp8x2(f, __NV_SATFINITE, F);
+    w[i / 2] |= pair << (16 * (i % 2));
+  }
+  return make_uint2(w[0], w[1]);
+}
+
+// The 4 × 4 bytes a, b, c, d (rows; byte j of each is column j) as columns: out[j] holds
+// column j, row 0 in its lowest byte.
+__device__ __forceinline__ void transpose4x4(uint32_t a, uint32_t b, uint32_t c, uint32_t d, uint32_t out[4]) {
+  const uint32_t ab01 = __byte_perm(a, b, 0x5140), cd01 = __byte_perm(c, d, 0x5140);  // a0 b0 a1 b1
+  const uint32_t ab23 = __byte_perm(a, b, 0x7362), cd23 = __byte_perm(c, d, 0x7362);  // a2 b2 a3 b3
+  out[0] = __byte_perm(ab01, cd01, 0x5410);  // a0 b0 c0 d0
+  out[1] = __byte_perm(ab01, cd01, 0x7632);  // a1 b1 c1 d1
+  out[2] = __byte_perm(ab23, cd23, 0x5410);
+  out[3] = __byte_perm(ab23, cd23, 0x7632);
+}
+
+template <__nv_fp8_interpretation_t F>
+__global__ void __launch_bounds__(kThreads) quantize_transpose(const __nv_bfloat16* __restrict__ x,
+                                                               const float* __restrict__ scale_ptr,
+                                                               uint8_t* __restrict__ q,
+                                                               uint8_t* __restrict__ qt,
+                                                               int64_t rows, int64_t cols) {
+  const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
+  const int64_t r0 = int64_t{blockIdx.y} * kTileRows + (warp * kWarpRows + lane % kWarpRows) * kVec;
+  const int64_t c0 = int64_t{blockIdx.x} * kTileCols + (lane / kWarpRows) * kVec;
+  if (r0 >= rows || c0 >= cols) return;  // rows and cols are multiples of 8: whole blocks
+  const float scale = *scale_ptr;
+  uint2 row[kVec];  // row[i]: x[r0 + i][c0 .. c0 + 7] quantized
+#pragma unroll
+  for (int i = 0; i < kVec; ++i)
+    row[i] = quant8<F>(load_pack<__nv_bfloat16, kVec, true>(x + (r0 + i) * cols + c0), scale);
+  if (q != nullptr) {
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) *reinterpret_cast<uint2*>(q + (r0 + i) * cols + c0) = row[i];
+  }
+  if (qt != nullptr) {
+    uint32_t top_lo[4], top_hi[4], bottom_lo[4], bottom_hi[4];  // rows 0-3 / 4-7, columns 0-3 / 4-7
+    transpose4x4(row[0].x, row[1].x, row[2].x, row[3].x, top_lo);
+    transpose4x4(row[0].y, row[1].y, row[2].y, row[3].y, top_hi);
+    transpose4x4(row[4].x, row[5].x, row[6].x, row[7].x, bottom_lo);
+    transpose4x4(row[4].y, row[5].y, row[6].y, row[7].y, bottom_hi);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      *reinterpret_cast<uint2*>(qt + (c0 + j) * rows + r0) = make_uint2(top_lo[j], bottom_lo[j]);
+      *reinterpret_cast<uint2*>(qt + (c0 + 4 + j) * rows + r0) = make_uint2(top_hi[j], bottom_hi[j]);
+    }
+  }
+}
+
+void check_shape(const char* fn, int64_t rows, int64_t cols) {
+  if (rows % kVec != 0 || cols % kVec != 0)
+    throw std::invalid_argument(std::string(fn) + ": rows and cols must be multiples of 8, got " +
+                                std::to_string(rows) + " x " + std::to_string(cols));
+}
+
+}  // namespace
+
+void launch_fp8_tensor_scale(const Fp8TensorScaleArgs& a, cudaStream_t stream) {
+  check_shape("launch_fp8_tensor_scale", a.rows, a.cols);
+  const int partials = static_cast<int>(fp8_quantize_partials(a.rows, a.cols));
+  amax_partials<<<partials, kThreads, 0, stream>>>(static_cast<const __nv_bfloat16*>(a.x), a.partial,
+                                                   a.rows * a.cols / kVec);
+  CUDA_CHECK_LAUNCH();
+  finish_scale<<<1, kThreads, 0, stream>>>(a.partial, partials, a.scale, a.scale_inv, a.format);
+  CUDA_CHECK_LAUNCH();
+}
+
+void launch_fp8_quantize_transpose(const Fp8QuantizeTransposeArgs& a, cudaStream_t stream) {
+  check_shape("launch_fp8_quantize_transpose", a.rows, a.cols);
+  if (a.rows == 0 || a.cols == 0 || (a.q == nullptr && a.qt == nullptr)) return;
+  const int64_t row_tiles = (a.rows + kTileRows - 1) / kTileRows;
+  if (row_tiles > 65535)
+    throw std::invalid_argument("launch_fp8_quantize_transpose: more than 65,535 tiles of 256 rows");
+  const dim3 grid(static_cast<unsigned>((a.cols + kTileCols - 1) / kTileCols), static_cast<unsigned>(row_tiles));
+  const auto* x = static_cast<const __nv_bfloat16*>(a.x);
+  if (a.format == Fp8Format::kE4m3)
+    quantize_transpose<__NV_E4M3><<<grid, kThreads, 0, stream>>>(x, a.scale, a.q, a.qt, a.rows, a.cols);
+  else
+    quantize_transpose<__NV_E5M2><<<grid, kThreads, 0, stream>>>(x, a.scale, a.q, a.qt, a.rows, a.cols);
+  CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace gptbench

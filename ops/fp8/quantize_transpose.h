@@ -1,0 +1,129 @@
+#pragma once
+// Per-tensor FP8 quantization with a transposed copy, for the FP8 linear layer (ops/fp8/linear.h):
+// bf16 x (rows, cols) → e4m3 or e5m2 values e(x · scale), written as they are (rows, cols)
+// and/or transposed (cols, rows), with one scale for the whole tensor from its current amax.
+// cuBLASLt takes FP8 operands K-major only (ops/fp8/gemm.h), so a layer's backward needs Ŵᵀ
+// (dgrad) and dŶᵀ, X̂ᵀ (wgrad): the quantizer writes them in the pass that reads x, as FP8
+// training recipes do, instead of a transpose of the FP8 tensor afterwards.
+//
+// The scale follows ops/fp8/scaling.h with the format's largest finite value, 448 (e4m3) or
+// 57,344 (e5m2, 5 exponent bits: the gradients' range): scale = max / amax, one correctly
+// rounded fp32 division (1 when amax is 0 or not finite, FLT_MAX on overflow); stored value
+// e(x · scale), the fp32 product rounded to nearest even and saturated at ±max; scale_inv =
+// 1 / scale. For e4m3 this is quantize_fp8's kTensor scaling (ops/fp8/quantize.h) bit for bit.
+//
+// Three implementations, equal bit for bit (the same correctly rounded fp32 operations):
+//   ours       fp8_tensor_scale: the amax in two kernels (per-block maxima, then one block
+//              reduces them and writes scale and scale_inv: no atomics, deterministic);
+//              quantize_transpose_fp8: one kernel for a given scale, each thread converting an
+//              8 × 8 block and transposing its bytes in registers (ops/fp8/quantize_transpose.cu).
+//              CUDA tensors only; CPU tensors take the reference.
+//   _reference a scalar fp32 loop on the CPU (c10's float8 rounding).
+//   _torch     the eager LibTorch composition a user writes (abs, amax, max / amax, multiply,
+//              clamp, to(float8), t().contiguous()), on x's device.
+// This header has three parts: the scale rule (host and device), the launchers (CUDA builds;
+// torch-free, included by the .cu file), and the LibTorch-facing functions (host code only).
+#include <cfloat>
+#include <cstdint>
+
+#include "ops/fp8/scaling.h"
+
+namespace gptbench {
+
+constexpr float kE5m2Max = 57344.f;  // largest finite float8_e5m2 value
+
+// The values are stored in launch arguments: fixed, never reordered.
+enum class Fp8Format : int32_t { kE4m3 = 0, kE5m2 = 1 };
+
+constexpr const char* fp8_format_name(Fp8Format f) { return f == Fp8Format::kE4m3 ? "e4m3" : "e5m2"; }
+constexpr float fp8_format_max(Fp8Format f) { return f == Fp8Format::kE4m3 ? kE4m3Max : kE5m2Max; }
+
+// The quantization multiplier of a tensor of format f whose largest magnitude is `amax`:
+// fp8_scale_from_amax's rule with f's largest value (the same function for e4m3).
+GPTBENCH_FP8_HD float fp8_scale_from_amax(float amax, Fp8Format f) {
+  if (!(amax > 0.f) || !(amax <= FLT_MAX)) return 1.f;  // zero, negative, NaN or infinite
+  const float s = fp8_format_max(f) / amax;
+  return s <= FLT_MAX ? s : FLT_MAX;
+}
+
+// Which copies a quantization writes: the values as they are, transposed, or both.
+enum class Fp8Copies : int32_t { kPlain = 1, kTransposed = 2, kBoth = 3 };
+constexpr bool fp8_writes_plain(Fp8Copies c) { return (static_cast<int32_t>(c) & 1) != 0; }
+constexpr bool fp8_writes_transposed(Fp8Copies c) { return (static_cast<int32_t>(c) & 2) != 0; }
+
+}  // namespace gptbench
+
+#ifdef GPTBENCH_WITH_CUDA
+#include <cuda_runtime_api.h>
+
+namespace gptbench {
+
+// Raw device pointers of a row-major (rows, cols) bf16 input, rows and cols multiples of 8,
+// x 16-byte aligned, q and qt 8-byte aligned.
+struct Fp8TensorScaleArgs {
+  const void* x = nullptr;      // (rows, cols) bf16
+  float* partial = nullptr;     // fp8_quantize_partials(rows, cols) floats of scratch
+  float* scale = nullptr;       // 1 float: written
+  float* scale_inv = nullptr;   // 1 float: written
+  int64_t rows = 0, cols = 0;
+  Fp8Format format = Fp8Format::kE4m3;
+};
+void launch_fp8_tensor_scale(const Fp8TensorScaleArgs& a, cudaStream_t stream);
+
+struct Fp8QuantizeTransposeArgs {
+  const void* x = nullptr;      // (rows, cols) bf16
+  const float* scale = nullptr; // 1 float on the device: the multiplier
+  uint8_t* q = nullptr;         // (rows, cols) in `format`, or null: no plain copy
+  uint8_t* qt = nullptr;        // (cols, rows) in `format`, or null: no transposed copy
+  int64_t rows = 0, cols = 0;
+  Fp8Format format = Fp8Format::kE4m3;
+};
+void launch_fp8_quantize_transpose(const Fp8QuantizeTransposeArgs& a, cudaStream_t stream);
+
+}  // namespace gptbench
+#endif  // GPTBENCH_WITH_CUDA
+
+#ifndef __CUDACC__
+#include <ATen/ATen.h>
+
+#include <string>
+
+namespace gptbench {
+
+// x quantized per tensor: the copies asked for (undefined otherwise) and the scales.
+struct Fp8PerTensor {
+  at::Tensor data;       // (rows, cols) of fp8_scalar_type(format), contiguous
+  at::Tensor data_t;     // (cols, rows): the transposed copy, contiguous
+  at::Tensor scale;      // (1, 1) fp32: the multiplier
+  at::Tensor scale_inv;  // (1, 1) fp32: 1 / scale, what the GEMMs multiply by
+  Fp8Format format = Fp8Format::kE4m3;
+};
+
+// at::kFloat8_e4m3fn or at::kFloat8_e5m2.
+at::ScalarType fp8_scalar_type(Fp8Format f);
+
+// The scales of x (2-D, any floating dtype; its current amax) on x's device: scale and
+// scale_inv set, no copies.
+Fp8PerTensor fp8_tensor_scale(const at::Tensor& x, Fp8Format f);
+Fp8PerTensor fp8_tensor_scale_reference(const at::Tensor& x, Fp8Format f);
+
+// Writes q.data and/or q.data_t from x with the given scale q.scale (of format q.format), on
+// x's device (the reference: on the CPU, whatever q.scale's device).
+void quantize_transpose_fp8(const at::Tensor& x, Fp8PerTensor& q, Fp8Copies copies);
+void quantize_transpose_fp8_reference(const at::Tensor& x, Fp8PerTensor& q, Fp8Copies copies);
+
+// Scale, then copies: fp8_tensor_scale + quantize_transpose_fp8 (ours), their references, and
+// the LibTorch composition.
+Fp8PerTensor quantize_per_tensor_fp8(const at::Tensor& x, Fp8Format f, Fp8Copies copies);
+Fp8PerTensor quantize_per_tensor_fp8_reference(const at::Tensor& x, Fp8Format f, Fp8Copies copies);
+Fp8PerTensor quantize_per_tensor_fp8_torch(const at::Tensor& x, Fp8Format f, Fp8Copies copies);
+
+// Why our kernels cannot take x ("" when they can, or when x is on the CPU).
+std::string quantize_transpose_fp8_unsupported(const at::Tensor& x);
+
+// The values q.data stands for, data · scale_inv, as a float64 (rows, cols) tensor on its
+// device: exactly what an FP8 GEMM multiplies.
+at::Tensor dequantize_per_tensor_fp8(const Fp8PerTensor& q);
+
+}  // namespace gptbench
+#endif  // __CUDACC__

@@ -1,0 +1,61 @@
+// The FP8 linear rows (bench/linear_fp8.cpp) for a run's flags, without running anything: their
+// names at every layer, pass and implementation, that they come with --gptbench_fp8=true and
+// bf16 only, and that the CPU lists them and skips each with the reason.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "fixtures/case_runner.h"
+#include "fixtures/options.h"
+#include "tests/bench/registered.h"
+
+namespace gptbench {
+namespace {
+
+using test::count_prefix;
+using test::has;
+using test::registered;
+
+TEST(Fp8LinearRegistration, RowsAtEveryLayerPassAndImpl) {
+  const std::vector<std::string> gpu = registered({"--gptbench_dtypes=bf16", "--gptbench_fp8=true"}, true);
+  // GPT-2 small at 8 × 1024 tokens: 4 layers × fwd, fwd_bwd per implementation.
+  EXPECT_EQ(count_prefix(gpu, "linear/fp8/e4m3/"), 8u);
+  EXPECT_EQ(count_prefix(gpu, "linear/scaled_mm/e4m3/"), 8u);
+  EXPECT_EQ(count_prefix(gpu, "linear/torch/bf16/"), 8u);
+  EXPECT_TRUE(has(gpu, "linear/fp8/e4m3/fwd_bwd/small.mlp_up/scale:tensor/M:8192/N:3072/K:768"));
+  EXPECT_TRUE(has(gpu, "linear/fp8/e4m3/fwd/small.mlp_down/scale:tensor/M:8192/N:768/K:3072"));
+  EXPECT_TRUE(has(gpu, "linear/scaled_mm/e4m3/fwd_bwd/small.attn_proj/scale:tensor/M:8192/N:768/K:768"));
+  EXPECT_TRUE(has(gpu, "linear/torch/bf16/fwd/small.qkv/M:8192/N:2304/K:768"));
+  EXPECT_EQ(count_prefix(gpu, "linear/fp8/e4m3/fwd/small.lm_head"), 0u);  // the block's layers only
+}
+
+// The default suite keeps its length; the rows follow bf16's selection.
+TEST(Fp8LinearRegistration, OptInAndFollowBf16) {
+  EXPECT_EQ(count_prefix(registered({}, true), "linear/"), 0u);
+  EXPECT_EQ(count_prefix(registered({"--gptbench_dtypes=fp32", "--gptbench_fp8=true"}, true), "linear/"), 0u);
+}
+
+TEST(Fp8LinearRegistration, ListedAndSkippedWithTheReasonOnTheCpu) {
+  const size_t before = registered_cases().size();
+  const std::vector<std::string> cpu = registered({"--gptbench_fp8=true"}, false);
+  EXPECT_EQ(count_prefix(cpu, "linear/"), 24u);
+  for (size_t i = before; i < registered_cases().size(); ++i) {
+    const CaseSpec& spec = registered_cases()[i];
+    if (spec.name.rfind("linear/", 0) != 0) continue;
+    EXPECT_TRUE(spec.needs_cuda_kernels) << spec.name;  // skipped before anything is built
+    if (!global_options().on_cuda()) {
+      EXPECT_NE(unavailable_reason(spec), "") << spec.name;
+    }
+    try {  // and the case itself refuses the CPU, saying why
+      spec.make();
+      ADD_FAILURE() << spec.name << " was built on the CPU";
+    } catch (const SkipCase& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("skipped: ", 0), 0u) << e.what();
+      EXPECT_NE(std::string(e.what()).find("CUDA GPU"), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gptbench
