@@ -119,5 +119,24 @@ void LtMatmulDescs::set_raw(cublasLtMatmulDescAttributes_t attr, const void* val
   CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op, attr, value, bytes));
 }
 
+bool lt_heuristic_algo(const LtContext& lt, const LtMatmulDescs& p, cublasLtMatmulAlgo_t* algo) {
+  cublasLtMatmulPreference_t pref;
+  CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  try {
+    size_t ws_bytes = kLtWorkspaceBytes;
+    CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes,
+                                                      sizeof(ws_bytes)));
+    CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(lt.handle, p.op, p.a, p.b, p.d, p.d, pref, 1, &result, &found));
+  } catch (...) {
+    cublasLtMatmulPreferenceDestroy(pref);
+    throw;
+  }
+  CUBLAS_CHECK(cublasLtMatmulPreferenceDestroy(pref));
+  if (found > 0) *algo = result.algo;
+  return found > 0;
+}
+
 }  // namespace gptbench
 #endif  // GPTBENCH_WITH_CUDA

@@ -10,8 +10,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <vector>
 
+#include "ops/cuda_check.h"
 #include "ops/device/elem_type.h"
 
 namespace gptbench {
@@ -75,6 +79,46 @@ struct LtMatmulDescs {
  private:
   void release() noexcept;
   void set_raw(cublasLtMatmulDescAttributes_t attr, const void* value, size_t bytes);
+};
+
+// cuBLASLt's first heuristic algorithm for the problem p with kLtWorkspaceBytes of workspace
+// (CUBLAS_CHECK on failure); false when it has none.
+bool lt_heuristic_algo(const LtContext& lt, const LtMatmulDescs& p, cublasLtMatmulAlgo_t* algo);
+
+// One GEMM's descriptors and the algorithm chosen for them.
+struct LtGemmPlan {
+  std::unique_ptr<LtMatmulDescs> problem;
+  cublasLtMatmulAlgo_t algo;
+};
+
+// Plans made once per Key (a problem's shape, formats, device) and the calls that use them.
+template <typename Key>
+class LtGemmPlans {
+ public:
+  // Under the cache's lock: the plan of `key` (make(lt_context) the first time), its per-call
+  // attributes set by set_call(problem) (scale pointers), then cublasLtMatmul with alpha 1 and
+  // beta 0: cuBLASLt's A at `a`, B at `b`, C = D at `d`, on LibTorch's current stream.
+  template <typename Make, typename SetCall>
+  void run(const Key& key, int device, Make make, SetCall set_call, const void* a, const void* b, void* d) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const LtContext lt = lt_context(device);
+    auto it = plans_.find(key);
+    if (it == plans_.end()) it = plans_.emplace(key, make(lt)).first;
+    LtMatmulDescs& p = *it->second.problem;
+    set_call(p);
+    const float alpha = 1.0f, beta = 0.0f;
+    CUBLAS_CHECK(cublasLtMatmul(lt.handle, p.op, &alpha, a, p.a, b, p.b, &beta, d, p.d, d, p.d, &it->second.algo,
+                                lt.workspace, kLtWorkspaceBytes, lt.stream));
+  }
+
+  int64_t size() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return static_cast<int64_t>(plans_.size());
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<Key, LtGemmPlan> plans_;
 };
 
 }  // namespace gptbench

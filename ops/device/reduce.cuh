@@ -1,5 +1,6 @@
 #pragma once
-// Warp reductions shared by our kernels (softmax, LayerNorm, the optimizers). CUDA only.
+// Warp and block reductions shared by our kernels (softmax, LayerNorm, the optimizers, the FP8
+// quantizers). CUDA only.
 #include <cuda_runtime.h>
 
 namespace gptbench {
@@ -23,6 +24,22 @@ __device__ __forceinline__ float warp_max(float v) {
 #pragma unroll
   for (int off = LANES / 2; off > 0; off >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, off));
   return v;
+}
+
+// The maximum of v over the THREADS threads of the block (a multiple of 32), returned to every
+// thread. The whole block must call it; it may be called again (the scratch is released).
+template <int THREADS>
+__device__ __forceinline__ float block_max(float v) {
+  static_assert(THREADS % kWarpSize == 0, "THREADS: whole warps");
+  __shared__ float warp_max_of[THREADS / kWarpSize];
+  v = warp_max(v);
+  if (threadIdx.x % kWarpSize == 0) warp_max_of[threadIdx.x / kWarpSize] = v;
+  __syncthreads();
+  float m = warp_max_of[0];
+#pragma unroll
+  for (int i = 1; i < THREADS / kWarpSize; ++i) m = fmaxf(m, warp_max_of[i]);
+  __syncthreads();  // the scratch may be reused by a later call
+  return m;
 }
 
 }  // namespace gptbench

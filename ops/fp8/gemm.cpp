@@ -77,22 +77,12 @@ void set_scale_pointers(LtMatmulDescs& p, const Fp8Tensor& a, const Fp8Tensor& b
 
 using PlanKey = std::tuple<int64_t, int64_t, int64_t, int32_t, int>;  // m, n, k, scaling, device
 
-struct LtPlan {
-  std::unique_ptr<LtMatmulDescs> problem;
-  cublasLtMatmulAlgo_t algo;
-};
-
-struct LtState {
-  std::mutex mu;
-  std::map<PlanKey, LtPlan> plans;
-};
-
-LtState& lt_state() {
-  static LtState s;
-  return s;
+LtGemmPlans<PlanKey>& plans() {
+  static LtGemmPlans<PlanKey> p;
+  return p;
 }
 
-LtPlan make_plan(const LtContext& lt, int64_t m, int64_t n, int64_t k, Fp8GemmScaling s,
+LtGemmPlan make_plan(const LtContext& lt, int64_t m, int64_t n, int64_t k, Fp8GemmScaling s,
                  const Fp8Tensor& a, const Fp8Tensor& b) {
   // cuBLASLt's problem: D(n, m) = op(A)(n, k) · B(k, m), A transposed (TN).
   auto p = std::make_unique<LtMatmulDescs>(CUBLAS_COMPUTE_32F, CUDA_R_8F_E4M3, CUDA_R_16BF, n, m,
@@ -102,25 +92,10 @@ LtPlan make_plan(const LtContext& lt, int64_t m, int64_t n, int64_t k, Fp8GemmSc
   p->set(CUBLASLT_MATMUL_DESC_FAST_ACCUM, int8_t{0});  // partial sums promoted to fp32
   set_scale_pointers(*p, a, b);  // the heuristic wants pointers set for vector/block modes
 
-  cublasLtMatmulPreference_t pref;
-  CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-  cublasLtMatmulHeuristicResult_t result{};
-  int found = 0;
-  try {
-    size_t ws_bytes = kLtWorkspaceBytes;
-    CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
-        pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes, sizeof(ws_bytes)));
-    CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(lt.handle, p->op, p->a, p->b, p->d, p->d, pref, 1,
-                                                &result, &found));
-  } catch (...) {
-    cublasLtMatmulPreferenceDestroy(pref);
-    throw;
-  }
-  CUBLAS_CHECK(cublasLtMatmulPreferenceDestroy(pref));
-  TORCH_CHECK(found > 0, "gemm_fp8_cublaslt: cuBLASLt returned no algorithm for e4m3 M=", m,
-              " N=", n, " K=", k, " with ", fp8_gemm_scaling_name(s),
-              " scaling (cuBLASLt ", cublasLtGetVersion(), ")");
-  return {std::move(p), result.algo};
+  cublasLtMatmulAlgo_t algo;
+  TORCH_CHECK(lt_heuristic_algo(lt, *p, &algo), "gemm_fp8_cublaslt: cuBLASLt returned no algorithm for e4m3 M=", m,
+              " N=", n, " K=", k, " with ", fp8_gemm_scaling_name(s), " scaling (cuBLASLt ", cublasLtGetVersion(), ")");
+  return {std::move(p), algo};
 }
 #endif
 
@@ -157,18 +132,11 @@ void gemm_fp8_cublaslt(const Fp8Tensor& a, const Fp8Tensor& b, Fp8GemmScaling s,
 #ifdef GPTBENCH_WITH_CUDA
   const int64_t m = a.data.size(0), n = b.data.size(0), k = a.data.size(1);
   const int dev = c.get_device();
-  LtState& st = lt_state();
-  std::lock_guard<std::mutex> lock(st.mu);
-  const LtContext lt = lt_context(dev);
+  // cuBLASLt's A is our b, its B our a (make_plan).
   const PlanKey key{m, n, k, static_cast<int32_t>(s), dev};
-  auto it = st.plans.find(key);
-  if (it == st.plans.end()) it = st.plans.emplace(key, make_plan(lt, m, n, k, s, a, b)).first;
-  LtMatmulDescs& p = *it->second.problem;
-  set_scale_pointers(p, a, b);
-  const float alpha = 1.0f, beta = 0.0f;
-  CUBLAS_CHECK(cublasLtMatmul(lt.handle, p.op, &alpha, b.data.data_ptr(), p.a, a.data.data_ptr(),
-                              p.b, &beta, c.data_ptr(), p.d, c.data_ptr(), p.d, &it->second.algo,
-                              lt.workspace, kLtWorkspaceBytes, lt.stream));
+  plans().run(
+      key, dev, [&](const LtContext& lt) { return make_plan(lt, m, n, k, s, a, b); },
+      [&](LtMatmulDescs& p) { set_scale_pointers(p, a, b); }, b.data.data_ptr(), a.data.data_ptr(), c.data_ptr());
 #endif
 }
 
@@ -201,8 +169,7 @@ at::Tensor gemm_fp8_reference(const Fp8Tensor& a, const Fp8Tensor& b, const at::
 
 int64_t gemm_fp8_cache_size() {
 #ifdef GPTBENCH_WITH_CUDA
-  std::lock_guard<std::mutex> lock(lt_state().mu);
-  return static_cast<int64_t>(lt_state().plans.size());
+  return plans().size();
 #else
   return 0;
 #endif

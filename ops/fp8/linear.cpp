@@ -63,19 +63,9 @@ cudaDataType_t lt_type(Fp8Format f) { return f == Fp8Format::kE4m3 ? CUDA_R_8F_E
 
 using PlanKey = std::tuple<int64_t, int64_t, int64_t, int32_t, int32_t, int>;  // m, n, k, formats, device
 
-struct LtPlan {
-  std::unique_ptr<LtMatmulDescs> problem;
-  cublasLtMatmulAlgo_t algo;
-};
-
-struct LtState {
-  std::mutex mu;
-  std::map<PlanKey, LtPlan> plans;
-};
-
-LtState& lt_state() {
-  static LtState s;
-  return s;
+LtGemmPlans<PlanKey>& plans() {
+  static LtGemmPlans<PlanKey> p;
+  return p;
 }
 
 void set_scale_pointers(LtMatmulDescs& p, const Operand& a, const Operand& b) {
@@ -83,7 +73,7 @@ void set_scale_pointers(LtMatmulDescs& p, const Operand& a, const Operand& b) {
   p.set(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, static_cast<const void*>(a.scale_inv.data_ptr()));
 }
 
-LtPlan make_plan(const LtContext& lt, int64_t m, int64_t n, int64_t k, const Operand& a, const Operand& b) {
+LtGemmPlan make_plan(const LtContext& lt, int64_t m, int64_t n, int64_t k, const Operand& a, const Operand& b) {
   // D(n, m) = op(A)(n, k) · B(k, m), A transposed (TN); A typed as b, then B retyped as a.
   auto p = std::make_unique<LtMatmulDescs>(CUBLAS_COMPUTE_32F, lt_type(format_of(b.data)), CUDA_R_16BF, n, m,
                                            k, /*trans_a=*/true, /*trans_b=*/false);
@@ -94,24 +84,11 @@ LtPlan make_plan(const LtContext& lt, int64_t m, int64_t n, int64_t k, const Ope
   p->set(CUBLASLT_MATMUL_DESC_FAST_ACCUM, int8_t{0});  // partial sums promoted to fp32
   set_scale_pointers(*p, a, b);
 
-  cublasLtMatmulPreference_t pref;
-  CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-  cublasLtMatmulHeuristicResult_t result{};
-  int found = 0;
-  try {
-    size_t ws_bytes = kLtWorkspaceBytes;
-    CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes,
-                                                      sizeof(ws_bytes)));
-    CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(lt.handle, p->op, p->a, p->b, p->d, p->d, pref, 1, &result, &found));
-  } catch (...) {
-    cublasLtMatmulPreferenceDestroy(pref);
-    throw;
-  }
-  CUBLAS_CHECK(cublasLtMatmulPreferenceDestroy(pref));
-  TORCH_CHECK(found > 0, "linear: cuBLASLt returned no algorithm for ", fp8_format_name(format_of(a.data)), " x ",
-              fp8_format_name(format_of(b.data)), " M=", m, " N=", n, " K=", k, " (cuBLASLt ",
-              cublasLtGetVersion(), ")");
-  return {std::move(p), result.algo};
+  cublasLtMatmulAlgo_t algo;
+  TORCH_CHECK(lt_heuristic_algo(lt, *p, &algo), "linear: cuBLASLt returned no algorithm for ",
+              fp8_format_name(format_of(a.data)), " x ", fp8_format_name(format_of(b.data)), " M=", m, " N=", n,
+              " K=", k, " (cuBLASLt ", cublasLtGetVersion(), ")");
+  return {std::move(p), algo};
 }
 #endif
 
@@ -121,18 +98,10 @@ void gemm_per_tensor(const Operand& a, const Operand& b, at::Tensor& c) {
 #ifdef GPTBENCH_WITH_CUDA
   const int64_t m = a.data.size(0), n = b.data.size(0), k = a.data.size(1);
   const int dev = c.get_device();
-  LtState& st = lt_state();
-  std::lock_guard<std::mutex> lock(st.mu);
-  const LtContext lt = lt_context(dev);
   const PlanKey key{m, n, k, static_cast<int32_t>(format_of(a.data)), static_cast<int32_t>(format_of(b.data)), dev};
-  auto it = st.plans.find(key);
-  if (it == st.plans.end()) it = st.plans.emplace(key, make_plan(lt, m, n, k, a, b)).first;
-  LtMatmulDescs& p = *it->second.problem;
-  set_scale_pointers(p, a, b);
-  const float alpha = 1.0f, beta = 0.0f;
-  CUBLAS_CHECK(cublasLtMatmul(lt.handle, p.op, &alpha, b.data.data_ptr(), p.a, a.data.data_ptr(), p.b, &beta,
-                              c.data_ptr(), p.d, c.data_ptr(), p.d, &it->second.algo, lt.workspace,
-                              kLtWorkspaceBytes, lt.stream));
+  plans().run(
+      key, dev, [&](const LtContext& lt) { return make_plan(lt, m, n, k, a, b); },
+      [&](LtMatmulDescs& p) { set_scale_pointers(p, a, b); }, b.data.data_ptr(), a.data.data_ptr(), c.data_ptr());
 #else
   throw std::invalid_argument("linear: this build has no CUDA support");
 #endif

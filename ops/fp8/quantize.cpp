@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "ops/fp8/input_check.h"
+
 #ifdef GPTBENCH_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -20,14 +22,6 @@
 
 namespace gptbench {
 namespace {
-
-void check_input(const at::Tensor& x, const char* fn) {
-  if (!x.defined() || x.dim() != 2)
-    throw std::invalid_argument(std::string(fn) + ": x must be a 2-D (rows, cols) tensor");
-  if (!at::isFloatingType(x.scalar_type()) || at::isFloat8Type(x.scalar_type()))
-    throw std::invalid_argument(std::string(fn) + ": x must be bf16, fp16 or fp32, got " +
-                                std::string(c10::toString(x.scalar_type())));
-}
 
 Fp8Tensor empty_fp8(int64_t rows, int64_t cols, Fp8Granularity g, const at::TensorOptions& opts) {
   const Fp8ScaleShape s = fp8_scale_shape(g, rows, cols);
@@ -56,7 +50,7 @@ at::Tensor row_scales(const at::Tensor& s, Fp8Granularity g, const at::Tensor& r
 }  // namespace
 
 Fp8Tensor quantize_fp8_reference(const at::Tensor& x_in, Fp8Granularity g) {
-  check_input(x_in, "quantize_fp8_reference");
+  check_fp8_quantizer_input(x_in, "quantize_fp8_reference");
   const at::Tensor x = x_in.to(at::kCPU, at::kFloat).contiguous();
   const int64_t rows = x.size(0), cols = x.size(1), nb = fp8_blocks(cols);
   Fp8Tensor out = empty_fp8(rows, cols, g, at::TensorOptions());
@@ -96,7 +90,7 @@ Fp8Tensor quantize_fp8_reference(const at::Tensor& x_in, Fp8Granularity g) {
 }
 
 Fp8Tensor quantize_fp8_torch(const at::Tensor& x_in, Fp8Granularity g) {
-  check_input(x_in, "quantize_fp8_torch");
+  check_fp8_quantizer_input(x_in, "quantize_fp8_torch");
   const int64_t rows = x_in.size(0), cols = x_in.size(1), b = kFp8Block;
   at::Tensor x = x_in.to(at::kFloat);
   // The blocked granularities pad to whole blocks with zeros (which leave every amax as it is).
@@ -156,7 +150,7 @@ std::string quantize_fp8_unsupported(const at::Tensor& x) {
 }
 
 Fp8Tensor quantize_fp8(const at::Tensor& x, Fp8Granularity g) {
-  check_input(x, "quantize_fp8");
+  check_fp8_quantizer_input(x, "quantize_fp8");
   if (!x.is_cuda()) return quantize_fp8_reference(x, g);
   if (auto why = quantize_fp8_unsupported(x); !why.empty())
     throw std::invalid_argument("quantize_fp8: " + why);

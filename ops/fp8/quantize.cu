@@ -69,19 +69,6 @@ __device__ __forceinline__ uint2 quant8(const Vec8& x, float scale) {
 
 __device__ __forceinline__ void store8(uint8_t* q, uint2 v) { *reinterpret_cast<uint2*>(q) = v; }
 
-// The maximum of v over the 256 threads of the block, returned to every thread.
-__device__ __forceinline__ float block_max(float v) {
-  __shared__ float warp_max_of[kThreads / kWarpSize];
-  v = warp_max(v);
-  if (threadIdx.x % kWarpSize == 0) warp_max_of[threadIdx.x / kWarpSize] = v;
-  __syncthreads();
-  float m = warp_max_of[0];
-#pragma unroll
-  for (int i = 1; i < kThreads / kWarpSize; ++i) m = fmaxf(m, warp_max_of[i]);
-  __syncthreads();  // the array may be reused by a later call
-  return m;
-}
-
 __global__ void __launch_bounds__(kThreads) quantize_rows(const __nv_bfloat16* __restrict__ x,
                                                           uint8_t* __restrict__ q,
                                                           float* __restrict__ scale_inv,
@@ -138,7 +125,7 @@ __global__ void __launch_bounds__(kThreads) quantize_blocks_128x128(const __nv_b
     if (row < rows && col < cols) v[s] = load8(x + row * cols + col);
     amax = fmaxf(amax, amax8(v[s]));
   }
-  const float scale = fp8_scale_from_amax(block_max(amax));
+  const float scale = fp8_scale_from_amax(block_max<kThreads>(amax));
   const int64_t ld = fp8_block_ld(cols);
   if (threadIdx.x == 0) {
     scale_inv[rb * ld + cb] = 1.f / scale;
@@ -160,7 +147,7 @@ __global__ void __launch_bounds__(kThreads) tensor_amax(const __nv_bfloat16* __r
 #pragma unroll 4
   for (int64_t i = int64_t{blockIdx.x} * kThreads + threadIdx.x; i < nvec; i += stride)
     amax = fmaxf(amax, amax8(load8(x + i * kVec)));
-  amax = block_max(amax);
+  amax = block_max<kThreads>(amax);
   if (threadIdx.x == 0) partial[blockIdx.x] = amax;
 }
 
@@ -172,7 +159,7 @@ __global__ void __launch_bounds__(kThreads) tensor_quantize(const __nv_bfloat16*
                                                             int partials, int64_t nvec) {
   float amax = 0.f;
   for (int i = threadIdx.x; i < partials; i += kThreads) amax = fmaxf(amax, partial[i]);
-  const float scale = fp8_scale_from_amax(block_max(amax));
+  const float scale = fp8_scale_from_amax(block_max<kThreads>(amax));
   if (blockIdx.x == 0 && threadIdx.x == 0) scale_inv[0] = 1.f / scale;
   const int64_t stride = int64_t{gridDim.x} * kThreads;
 #pragma unroll 4

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <stdexcept>
 
+#include "ops/fp8/input_check.h"
+
 #ifdef GPTBENCH_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -18,14 +20,6 @@
 
 namespace gptbench {
 namespace {
-
-void check_input(const at::Tensor& x, const char* fn) {
-  if (!x.defined() || x.dim() != 2)
-    throw std::invalid_argument(std::string(fn) + ": x must be a 2-D (rows, cols) tensor");
-  if (!at::isFloatingType(x.scalar_type()) || at::isFloat8Type(x.scalar_type()))
-    throw std::invalid_argument(std::string(fn) + ": x must be bf16, fp16 or fp32, got " +
-                                std::string(c10::toString(x.scalar_type())));
-}
 
 void check_scale(const Fp8PerTensor& q, const char* fn) {
   if (!q.scale.defined() || q.scale.numel() != 1 || q.scale.scalar_type() != at::kFloat)
@@ -82,7 +76,7 @@ std::string quantize_transpose_fp8_unsupported(const at::Tensor& x) {
 }
 
 Fp8PerTensor fp8_tensor_scale_reference(const at::Tensor& x_in, Fp8Format f) {
-  check_input(x_in, "fp8_tensor_scale_reference");
+  check_fp8_quantizer_input(x_in, "fp8_tensor_scale_reference");
   const at::Tensor x = cpu_float(x_in);
   const float* xp = x.data_ptr<float>();
   float amax = 0.f;
@@ -96,7 +90,7 @@ Fp8PerTensor fp8_tensor_scale_reference(const at::Tensor& x_in, Fp8Format f) {
 }
 
 void quantize_transpose_fp8_reference(const at::Tensor& x_in, Fp8PerTensor& q, Fp8Copies copies) {
-  check_input(x_in, "quantize_transpose_fp8_reference");
+  check_fp8_quantizer_input(x_in, "quantize_transpose_fp8_reference");
   check_scale(q, "quantize_transpose_fp8_reference");
   const at::Tensor x = cpu_float(x_in);
   const int64_t rows = x.size(0), cols = x.size(1);
@@ -122,7 +116,7 @@ Fp8PerTensor quantize_per_tensor_fp8_reference(const at::Tensor& x, Fp8Format f,
 }
 
 Fp8PerTensor quantize_per_tensor_fp8_torch(const at::Tensor& x_in, Fp8Format f, Fp8Copies copies) {
-  check_input(x_in, "quantize_per_tensor_fp8_torch");
+  check_fp8_quantizer_input(x_in, "quantize_per_tensor_fp8_torch");
   const at::Tensor x = x_in.to(at::kFloat);
   const float max = fp8_format_max(f);
   const at::Tensor amax = x.abs().amax().reshape({1, 1});
@@ -140,7 +134,7 @@ Fp8PerTensor quantize_per_tensor_fp8_torch(const at::Tensor& x_in, Fp8Format f, 
 }
 
 Fp8PerTensor fp8_tensor_scale(const at::Tensor& x, Fp8Format f) {
-  check_input(x, "fp8_tensor_scale");
+  check_fp8_quantizer_input(x, "fp8_tensor_scale");
   if (!x.is_cuda()) return fp8_tensor_scale_reference(x, f);
   if (auto why = quantize_transpose_fp8_unsupported(x); !why.empty())
     throw std::invalid_argument("fp8_tensor_scale: " + why);
@@ -169,7 +163,7 @@ Fp8PerTensor fp8_tensor_scale(const at::Tensor& x, Fp8Format f) {
 }
 
 void quantize_transpose_fp8(const at::Tensor& x, Fp8PerTensor& q, Fp8Copies copies) {
-  check_input(x, "quantize_transpose_fp8");
+  check_fp8_quantizer_input(x, "quantize_transpose_fp8");
   check_scale(q, "quantize_transpose_fp8");
   if (!x.is_cuda()) return quantize_transpose_fp8_reference(x, q, copies);
   if (auto why = quantize_transpose_fp8_unsupported(x); !why.empty())

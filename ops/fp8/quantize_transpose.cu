@@ -41,18 +41,6 @@ __device__ __forceinline__ float amax8(const Bf16x8& p) {
   return m;
 }
 
-// The maximum of v over the block's kThreads threads, returned to every thread.
-__device__ __forceinline__ float block_max(float v) {
-  __shared__ float warp_max_of[kThreads / kWarpSize];
-  v = warp_max(v);
-  if (threadIdx.x % kWarpSize == 0) warp_max_of[threadIdx.x / kWarpSize] = v;
-  __syncthreads();
-  float m = warp_max_of[0];
-#pragma unroll
-  for (int i = 1; i < kThreads / kWarpSize; ++i) m = fmaxf(m, warp_max_of[i]);
-  return m;
-}
-
 __global__ void __launch_bounds__(kThreads) amax_partials(const __nv_bfloat16* __restrict__ x,
                                                           float* __restrict__ partial, int64_t nvec) {
   float amax = 0.f;
@@ -60,7 +48,7 @@ __global__ void __launch_bounds__(kThreads) amax_partials(const __nv_bfloat16* _
 #pragma unroll 4
   for (int64_t i = int64_t{blockIdx.x} * kThreads + threadIdx.x; i < nvec; i += stride)
     amax = fmaxf(amax, amax8(load_pack<__nv_bfloat16, kVec, true>(x + i * kVec)));
-  amax = block_max(amax);
+  amax = block_max<kThreads>(amax);
   if (threadIdx.x == 0) partial[blockIdx.x] = amax;
 }
 
@@ -69,7 +57,7 @@ __global__ void __launch_bounds__(kThreads) finish_scale(const float* __restrict
                                                          float* __restrict__ scale_inv, Fp8Format format) {
   float amax = 0.f;
   for (int i = threadIdx.x; i < partials; i += kThreads) amax = fmaxf(amax, partial[i]);
-  amax = block_max(amax);
+  amax = block_max<kThreads>(amax);
   if (threadIdx.x == 0) {
     const float s = fp8_scale_from_amax(amax, format);
     *scale = s;
