@@ -198,15 +198,20 @@ void launch_fp8_quantize(const Fp8QuantizeArgs& a, cudaStream_t stream) {
       break;
     }
     case Fp8Granularity::kTensor: {
-      const int64_t nvec = a.rows * a.cols / kVec;
-      const int partials = static_cast<int>(fp8_quantize_partials(a.rows, a.cols));
-      tensor_amax<<<partials, kThreads, 0, stream>>>(x, a.partial, nvec);
-      CUDA_CHECK_LAUNCH();
-      tensor_quantize<<<partials, kThreads, 0, stream>>>(x, a.q, a.scale_inv, a.partial, partials, nvec);
+      const int partials = launch_fp8_amax_partials(x, a.partial, a.rows, a.cols, stream);
+      tensor_quantize<<<partials, kThreads, 0, stream>>>(x, a.q, a.scale_inv, a.partial, partials,
+                                                         a.rows * a.cols / kVec);
       break;
     }
   }
   CUDA_CHECK_LAUNCH();
+}
+
+int launch_fp8_amax_partials(const void* x, float* partial, int64_t rows, int64_t cols, cudaStream_t stream) {
+  const int partials = static_cast<int>(fp8_quantize_partials(rows, cols));
+  tensor_amax<<<partials, kThreads, 0, stream>>>(static_cast<const __nv_bfloat16*>(x), partial, rows * cols / kVec);
+  CUDA_CHECK_LAUNCH();
+  return partials;
 }
 
 }  // namespace gptbench

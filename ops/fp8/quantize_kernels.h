@@ -24,4 +24,8 @@ int64_t fp8_quantize_partials(int64_t rows, int64_t cols);
 
 void launch_fp8_quantize(const Fp8QuantizeArgs& a, cudaStream_t stream);
 
+// The per-tensor quantizer's first pass on its own: partial[i] = max |x| over block i's share of
+// the (rows, cols) bf16 x, for fp8_quantize_partials(rows, cols) blocks (returned).
+int launch_fp8_amax_partials(const void* x, float* partial, int64_t rows, int64_t cols, cudaStream_t stream);
+
 }  // namespace gptbench

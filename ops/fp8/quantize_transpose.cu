@@ -34,24 +34,6 @@ constexpr int kTileCols = kWarpCols * kVec;                         // 64 column
 
 using Bf16x8 = Pack<__nv_bfloat16, kVec>;
 
-__device__ __forceinline__ float amax8(const Bf16x8& p) {
-  float m = 0.f;
-#pragma unroll
-  for (int i = 0; i < kVec; ++i) m = fmaxf(m, fabsf(__bfloat162float(p.v[i])));
-  return m;
-}
-
-__global__ void __launch_bounds__(kThreads) amax_partials(const __nv_bfloat16* __restrict__ x,
-                                                          float* __restrict__ partial, int64_t nvec) {
-  float amax = 0.f;
-  const int64_t stride = int64_t{gridDim.x} * kThreads;
-#pragma unroll 4
-  for (int64_t i = int64_t{blockIdx.x} * kThreads + threadIdx.x; i < nvec; i += stride)
-    amax = fmaxf(amax, amax8(load_pack<__nv_bfloat16, kVec, true>(x + i * kVec)));
-  amax = block_max<kThreads>(amax);
-  if (threadIdx.x == 0) partial[blockIdx.x] = amax;
-}
-
 __global__ void __launch_bounds__(kThreads) finish_scale(const float* __restrict__ partial, int partials,
                                                          float* __restrict__ scale,
                                                          float* __restrict__ scale_inv, Fp8Format format) {
@@ -132,10 +114,7 @@ void check_shape(const char* fn, int64_t rows, int64_t cols) {
 
 void launch_fp8_tensor_scale(const Fp8TensorScaleArgs& a, cudaStream_t stream) {
   check_shape("launch_fp8_tensor_scale", a.rows, a.cols);
-  const int partials = static_cast<int>(fp8_quantize_partials(a.rows, a.cols));
-  amax_partials<<<partials, kThreads, 0, stream>>>(static_cast<const __nv_bfloat16*>(a.x), a.partial,
-                                                   a.rows * a.cols / kVec);
-  CUDA_CHECK_LAUNCH();
+  const int partials = launch_fp8_amax_partials(a.x, a.partial, a.rows, a.cols, stream);
   finish_scale<<<1, kThreads, 0, stream>>>(a.partial, partials, a.scale, a.scale_inv, a.format);
   CUDA_CHECK_LAUNCH();
 }
