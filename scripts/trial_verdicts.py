@@ -1,13 +1,51 @@
 """One pre-merge trial's line for scripts/premerge-trials.sh: verdict counts, the regressions,
 and with a planted-names file, how many planted benchmarks were caught and what else was reported;
-then the gated unreliable benchmarks, and the extra epochs of premerge.json beside the report.
+then the gated unreliable benchmarks, the extra epochs of premerge.json beside the report, and
+the spread of the device rows that replaced host-timed ones (DEVICE_ROWS: the launch:graph rows
+of backward/, layernorm fwd_bwd, attention fwd_bwd and LibTorch's optimizers): their largest
+robust CV (1.4826 MAD / median of a side's samples) and largest process spread ((max - min) /
+median of a side's process medians), with the rows above 1%.
 
     python3 scripts/trial_verdicts.py REPORT.json [PLANTED_FILE]
 """
 import collections
 import json
 import os
+import re
+import statistics
 import sys
+
+DEVICE_ROWS = re.compile(r"^(backward/.*|layernorm/.*/fwd_bwd/.*|attention/.*/fwd_bwd/.*|optim/torch_.*)/launch:graph$")
+
+
+def robust_cv(samples):
+    m = statistics.median(samples)
+    return 1.4826 * statistics.median(abs(x - m) for x in samples) / m if m else 0.0
+
+
+def spread(medians):
+    return (max(medians) - min(medians)) / statistics.median(medians) if medians else 0.0
+
+
+def device_rows(rows):
+    """'device rows N: robust CV <= a% (worst), process spread <= b% (worst); over 1%: ...'."""
+    cvs, spreads = [], []
+    for x in rows:
+        name = x["name"].removesuffix("/manual_time")
+        if not DEVICE_ROWS.match(name):
+            continue
+        for side in ("base", "new"):
+            t = (x.get("time") or {}).get(side) or {}
+            if t.get("samples"):
+                cvs.append((robust_cv(t["samples"]), name))
+            if t.get("process_medians"):
+                spreads.append((spread(t["process_medians"]), name))
+    if not cvs:
+        return ""
+    over = sorted({n for v, n in cvs + spreads if v > 0.01})
+    cv, spr = max(cvs), max(spreads, default=(0.0, "-"))
+    return " | device rows %d: robust CV <= %.2f%% (%s), process spread <= %.2f%% (%s); over 1%%: %s" % (
+        len({n for _, n in cvs}), 100 * cv[0], cv[1], 100 * spr[0], spr[1], ",".join(over) or "-")
 
 
 def main(argv):
@@ -41,7 +79,7 @@ def main(argv):
         line += " | extra epochs %d (%.0f s)" % (totals.get("extra_epochs", 0), totals.get("extra_s", 0))
     except Exception:  # process rounds, or an older gptbench-premerge: nothing to add
         pass
-    print(line)
+    print(line + device_rows(rows))
 
 
 if __name__ == "__main__":
