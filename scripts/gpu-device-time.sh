@@ -12,7 +12,9 @@
 #   suite        the default suite, timed                                   -> suite.json
 #   peers        the peer runner's device-time rows                         -> peers.json
 #   triton       examples/triton_softmax beside ours and LibTorch            -> triton-*.json|txt
-#   fp8          the FP8 tests, GEMM and quantization rows (docs/fp8.md)      -> fp8.json, fp8-tests.log
+#   fp8          the FP8 tests, GEMM, linear and quantization rows (docs/fp8.md) -> fp8.json, fp8-tests.log
+#                (FP8_MODELS: the GPT-2 sizes, small; FP8_FILTER: the rows, GPT-2 GEMMs, squares,
+#                linear layers and quantizers; FP8_SECONDS: a time limit for the rows, 600)
 #   example      examples/custom_kernel built against an installed prefix, run on the GPU -> example.txt
 #   lmhead N     the LM-head GEMMs in N processes, settled and not (fixtures/settle.h) -> lmhead-*
 #   scripts/gpu-device-time.sh tests rows aa 3
@@ -71,8 +73,10 @@ while [ $# -gt 0 ]; do
     fp8)
       (cd "$B" && ./gptbench_tests --gtest_filter='*Fp8*' > "$OUT/fp8-tests.log" 2>&1)
       echo "fp8 tests rc=$?"; grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED  \]" "$OUT/fp8-tests.log" | tail -12
-      "$B/gptbench" --benchmark_filter='gemm/.*/(bf16|e4m3)/(small\.|square/)|quantize/' --gptbench_gemm_search=false --gptbench_fp8=true \
-        --benchmark_min_time=0.1 --benchmark_out="$OUT/fp8.json" --benchmark_out_format=json > "$OUT/fp8.txt" 2>&1
+      timeout "${FP8_SECONDS:-600}" "$B/gptbench" --gptbench_fp8=true --gptbench_gemm_search=false \
+        --benchmark_filter="${FP8_FILTER:-gemm/.*/(bf16|e4m3)/(small\.|square/)|quantize/|linear/}" \
+        --gptbench_models="${FP8_MODELS:-small}" --benchmark_min_time=0.1 \
+        --benchmark_out="$OUT/fp8.json" --benchmark_out_format=json > "$OUT/fp8.txt" 2>&1
       echo "fp8 rows rc=$?"; grep -E "error|wrong|skipped" "$OUT/fp8.txt" | cut -c1-200 | head -12
       grep -E "e4m3_flops|peak_gemm" "$OUT/fp8.txt" | head -4 ;;
     triton)

@@ -4,7 +4,9 @@
 # `inductor…` implementation against ours. Needs $GPTBENCH_BUILD_DIR/gptbench (scripts/gpu-run.sh
 # builds it) and the host's python3 with PyTorch and Triton.
 #   scripts/gpu-peers.sh     ->  $OUT/ours.json, $OUT/peers.json, $OUT/merged.json,
-#                                $OUT/peers-compare.txt (MIN_TIME: seconds per benchmark, 0.2)
+#                                $OUT/peers-compare.txt (MIN_TIME: seconds per benchmark, 0.2;
+#                                PEERS_FILTER: a --benchmark_filter for the peers, all of the grid;
+#                                PEERS_SECONDS, OURS_SECONDS: time limits, 420 and 300)
 set -uo pipefail
 source "$(dirname "$0")/gpu-env.sh"
 B=$GPTBENCH_BUILD_DIR
@@ -17,12 +19,12 @@ OURS+='|^optim/(adamw|torch_fused_adamw)/fp32/model:small/'
 OURS+='|^model/train_step/small/bf16/B:8/T:1024/opt:torch_fused/attn:sdpa/head:torch/blocks:torch/accum:1/mode:(eager|graph)/'
 OURS+='|^model/train_step/small/bf16/B:8/T:1024/opt:adamw/attn:sdpa/head:fused/blocks:fused/accum:1/mode:graph/'
 t0=$(date +%s)
-(cd "$ROOT" && timeout 420 python3 -m peers --benchmark_out="$OUT/peers.json" \
-  --benchmark_min_time="$MIN_TIME" > "$OUT/peers.txt" 2> "$OUT/peers.err")
+(cd "$ROOT" && timeout "${PEERS_SECONDS:-420}" python3 -m peers --benchmark_out="$OUT/peers.json" \
+  ${PEERS_FILTER:+--benchmark_filter="$PEERS_FILTER"} --benchmark_min_time="$MIN_TIME" > "$OUT/peers.txt" 2> "$OUT/peers.err")
 echo "peers rc=$? in $(( $(date +%s) - t0 )) s: $(grep -c manual_time "$OUT/peers.txt") rows"
 grep -E "error|skipped|unsupported|wrong" "$OUT/peers.txt" | head -10
 t1=$(date +%s)
-timeout 300 "$B/gptbench-run" --binary "$B/gptbench" -o "$OUT/ours.json" --quiet-children \
+timeout "${OURS_SECONDS:-300}" "$B/gptbench-run" --binary "$B/gptbench" -o "$OUT/ours.json" --quiet-children \
   --benchmark_filter="$OURS" --benchmark_min_time="$MIN_TIME" > /dev/null 2> "$OUT/ours.err"
 echo "ours rc=$? in $(( $(date +%s) - t1 )) s"; tail -2 "$OUT/ours.err"
 # One document for `gptbench-compare filters`: our context, both sets of rows.
