@@ -2,6 +2,8 @@
 // statistics and samples, the U test, counters, and the summary.
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+
 #include "runjson/json_writer.h"
 #include "render.h"
 
@@ -51,6 +53,7 @@ void write_metric(JsonWriter& w, const MetricComparison& metric, const std::stri
   if (name) w.member("name", *name);
   w.key("new");
   write_side(w, metric.contender);
+  if (!std::isnan(metric.process_change)) w.member("process_change", metric.process_change);
   w.member("process_interval", metric.process_interval);
   w.member("process_spread", metric.process_spread);
   w.member("processes_paired", metric.processes_paired);

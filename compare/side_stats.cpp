@@ -82,8 +82,10 @@ bool processes_differ_beyond_sampling(const SideStats& side) {
 
 namespace {
 
-// The paired interval of process_interval, or NaN without 2 epochs on both sides.
-double paired_process_interval(const SideStats& base, const SideStats& contender) {
+// d_e = ln(new_e / base_e) over the epochs both sides ran (process_interval's `paired`); empty
+// with a non-positive median among them (`broken` set).
+std::vector<double> epoch_differences(const SideStats& base, const SideStats& contender, bool& broken) {
+  broken = false;
   std::map<int64_t, double> base_by_id;
   for (size_t i = 0; i < base.process_ids.size() && i < base.process_medians.size(); ++i)
     if (base.process_ids[i] >= 0) base_by_id[base.process_ids[i]] = base.process_medians[i];
@@ -91,9 +93,20 @@ double paired_process_interval(const SideStats& base, const SideStats& contender
   for (size_t i = 0; i < contender.process_ids.size() && i < contender.process_medians.size(); ++i) {
     const auto match = base_by_id.find(contender.process_ids[i]);
     if (match == base_by_id.end()) continue;
-    if (!(match->second > 0) || !(contender.process_medians[i] > 0)) return std::numeric_limits<double>::infinity();
+    if (!(match->second > 0) || !(contender.process_medians[i] > 0)) {
+      broken = true;
+      return {};
+    }
     differences.push_back(std::log(contender.process_medians[i] / match->second));
   }
+  return differences;
+}
+
+// The paired interval of process_interval, or NaN without 2 epochs on both sides.
+double paired_process_interval(const SideStats& base, const SideStats& contender) {
+  bool broken = false;
+  const std::vector<double> differences = epoch_differences(base, contender, broken);
+  if (broken) return std::numeric_limits<double>::infinity();
   if (differences.size() < 2) return std::numeric_limits<double>::quiet_NaN();
   const double k = static_cast<double>(differences.size());
   const double error = sample_stddev(differences) / std::sqrt(k);
@@ -129,6 +142,24 @@ double process_interval(const SideStats& base, const SideStats& contender, bool 
   const double dof = variance * variance / denominator;
   const double t = student_t_quantile(0.975, dof);
   return std::expm1(t * std::sqrt(variance));
+}
+
+double process_change(const SideStats& base, const SideStats& contender, bool paired) {
+  constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
+  if (base.processes < 2 || contender.processes < 2) return kUnknown;
+  if (paired) {
+    bool broken = false;
+    const std::vector<double> differences = epoch_differences(base, contender, broken);
+    if (broken) return kUnknown;
+    if (differences.size() >= 2) return std::expm1(mean(differences));
+  }
+  const auto mean_log = [](const SideStats& s) {
+    double sum = 0;
+    for (double m : s.process_medians) sum += m > 0 ? std::log(m) : std::numeric_limits<double>::quiet_NaN();
+    return sum / static_cast<double>(s.process_medians.size());
+  };
+  if (base.process_medians.empty() || contender.process_medians.empty()) return kUnknown;
+  return std::expm1(mean_log(contender) - mean_log(base));
 }
 
 SideStats describe(std::vector<double> samples) {

@@ -80,6 +80,12 @@ bool processes_differ_beyond_sampling(const SideStats& side);
 // cancelling; without 2 such epochs, as unpaired.
 double process_interval(const SideStats& base, const SideStats& contender, bool paired = false);
 
+// The change as the processes see it, the estimate process_interval is the interval of:
+// expm1 of the mean per-epoch difference d_e when `paired` and both sides have 2 such epochs,
+// else expm1 of the difference of the sides' mean log-medians. NaN unless both sides have 2 or
+// more processes (a single process's offset is then indistinguishable from the change).
+double process_change(const SideStats& base, const SideStats& contender, bool paired = false);
+
 SideStats describe(std::vector<double> samples);
 // The same, with the process_index of each sample (-1: none; same length as samples).
 SideStats describe(std::vector<double> samples, const std::vector<int64_t>& processes);

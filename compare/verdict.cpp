@@ -107,6 +107,7 @@ MetricComparison compare_metric(SideStats base, SideStats contender, Direction d
   // interval is t(4 dof) * s * sqrt(2/3) = 2.27 s wide each way; with 6, 1.29 s.
   out.process_interval = process_interval(base, contender, paired_processes);
   out.processes_paired = paired_processes && base.processes >= 2 && contender.processes >= 2;
+  out.process_change = process_change(base, contender, paired_processes);
   out.uncertainty = std::max(out.uncertainty, out.process_interval);
   out.base = std::move(base);
   out.contender = std::move(contender);
@@ -140,7 +141,11 @@ MetricComparison compare_metric(SideStats base, SideStats contender, Direction d
   out.tested = true;
   out.u_test = mann_whitney_u(out.base.samples, out.contender.samples);
   const bool significant = out.u_test.p_value < alpha;
-  const bool large = std::fabs(out.change) > threshold;
+  const bool processes_known = !std::isnan(out.process_change);
+  const bool large = std::fabs(out.change) > threshold && (!processes_known || std::fabs(out.process_change) > threshold);
+  // "" or ", +1.4% process by process" when the processes' estimate differs from the pooled one.
+  const std::string by_process =
+      processes_known ? ", " + signed_percent(out.process_change) + " process by process" : std::string();
   const bool worse = direction == Direction::kLowerIsBetter ? out.change > 0 : out.change < 0;
   const std::string p_text = "p=" + number(out.u_test.p_value, "%.4f");
   if (too_noisy(out)) {
@@ -154,8 +159,13 @@ MetricComparison compare_metric(SideStats base, SideStats contender, Direction d
                                    : "add repetitions, quiet the machine or raise the threshold");
   } else if (significant && large) {
     out.verdict = worse ? Verdict::kRegression : Verdict::kImprovement;
-    out.reason = p_text + " < " + number(alpha, "%g") + " and |change| " + percent(std::fabs(out.change)) + " > " +
-                 percent(threshold);
+    out.reason = p_text + " < " + number(alpha, "%g") + " and |change| " + percent(std::fabs(out.change)) +
+                 by_process + " > " + percent(threshold);
+  } else if (std::fabs(out.change) > threshold && processes_known && !large) {
+    // The pooled samples cross the threshold, the processes do not (and process_interval, being
+    // within the threshold, leaves no room for a change beyond it that they hide).
+    out.verdict = Verdict::kSame;
+    out.reason = "|change| " + percent(std::fabs(out.change)) + by_process + " <= " + percent(threshold) + " (the processes' estimate), " + p_text;
   } else if (large) {
     out.verdict = Verdict::kUnreliable;
     out.reason = "|change| " + percent(std::fabs(out.change)) + " > " + percent(threshold) + " but not significant (" +

@@ -40,6 +40,12 @@ struct MetricComparison {
   // change's uncertainty.
   double process_interval = 0;
   bool processes_paired = false;  // process_interval paired the sides' epochs
+  // process_change(base, contender) (side_stats.h): the change the processes' medians show, the
+  // centre of process_interval; NaN unless both sides have 2 or more processes. A regression or
+  // improvement needs it beyond the threshold too: the U test pools the samples as if they were
+  // independent, so a process's shared offset can make a pooled change "significant" that the
+  // processes do not show.
+  double process_change = 0;
   // Half-width of an approximate 95% interval of `change`: the larger of
   // 1.96 * sqrt(median_error_base^2 + median_error_contender^2) (from the samples' own
   // spread) and process_interval (where a side's samples come from 2 or more processes).
