@@ -2,7 +2,8 @@
 // drawn on the CPU, host-to-device copy, forward, fp32 cross-entropy, backward, optimizer step,
 // gradients cleared, synchronisation — with CUDA events between the phases
 // (train/step.h), so the phase counters add up to the step.
-//   precisions: fp32 (TF32 off), tf32, bf16 (autocast over fp32 weights, as PyTorch's AMP)
+//   precisions: fp32 (TF32 off), tf32, bf16 (autocast over fp32 weights, as PyTorch's AMP),
+//               fp8 (bf16 with every block's four GEMMs in FP8: model/fp8_linear.h)
 //   optimizers: torch (torch::optim::AdamW), torch_fused (at::_fused_adamw_), and ours from
 //               ops/optim/ (adamw, adam8bit, lion) where present (train/optim.h)
 //   modes:      eager, graph (forward+backward+optimizer captured once in a CUDA graph, then
@@ -15,11 +16,12 @@
 //               graph_overhead_ms, graph_speedup, break_even_steps.
 //   heads:      torch (vocabulary 50,257, fp32 cross-entropy: the PyTorch peer's), fused (the
 //               vocabulary padded to 50,304 for aligned LM-head GEMMs, our fused
-//               cross-entropy on the bf16 logits; train/step.h LmHead)
+//               cross-entropy on the bf16 logits; train/step.h LmHead), fp8 (fused with the
+//               LM-head GEMMs in FP8)
 //   blocks:     torch (LibTorch's LayerNorm, residual adds and autocast casts), fused (our fused
 //               residual-add + LayerNorm kernels, ops/layernorm.h; model/gpt2.h BlockKernels)
 //   names:      model/train_step/<size>/<precision>/B:<b>/T:<t>/opt:<opt>/attn:<impl>/
-//               head:<torch|fused>/blocks:<torch|fused>/accum:<k>/mode:<eager|graph>
+//               head:<torch|fused|fp8>/blocks:<torch|fused>/accum:<k>/mode:<eager|graph>
 // Default: each --gptbench_models size at B×T of the options; bf16 with torch_fused, torch and
 // ours, eager and graph; the other selected precisions with torch_fused; 2·B in bf16; the
 // fused head eager with torch_fused (LibTorch's blocks) and with our adamw and fused blocks (the
@@ -29,6 +31,12 @@
 // point) with either head, every optimizer in both modes, naive attention, our flash attention
 // and SDPA's cuDNN backend (attn:cudnn) with the fused head, and gradient accumulation 2, 4, 8.
 // On the CPU: fp32 only, eager, a few optimizers and accum:2 on the tiny model.
+// --gptbench_fp8=true (with bf16 among --gptbench_dtypes) adds fp8 steps in the best bf16
+// configuration (our adamw, fused blocks, a graph) at B and 2·B, with the LM head in bf16
+// (head:fused) and in FP8 (head:fp8), and one eager at B (its phases), each beside the same bf16
+// row. On a GPU without FP8 tensor cores, and on the CPU (listed there), they are skipped with
+// the reason; before timing, the first loss with FP8 GEMMs is checked against bf16's
+// (train/case.h check_fp8_first_loss).
 #include <algorithm>
 #include <set>
 
@@ -83,6 +91,21 @@ GPTBENCH_FAMILY(train_step, const SuiteInputs& in) {
     register_case(std::move(spec));
   };
 
+  const std::string best_opt = has_optimizer("adamw") ? "adamw" : "torch_fused";
+  const auto kFusedBlocks = BlockKernels::kFused;
+  // FP8 beside the best bf16 configuration, one comparison per pair of rows (the bf16 rows on a
+  // GPU only: the CPU lists the fp8 rows to skip them).
+  auto add_fp8 = [&](const GPT2Config& model) {
+    if (!in.fp8 || !in.has_dtype("bf16")) return;  // opt-in: --gptbench_fp8=true
+    auto pair = [&](int64_t b, bool graph, LmHead fp8_head) {
+      if (in.on_cuda()) add(model, "bf16", b, best_opt, AttnImpl::kSdpa, 1, graph, LmHead::kFused, kFusedBlocks);
+      add(model, "fp8", b, best_opt, AttnImpl::kSdpa, 1, graph, fp8_head, kFusedBlocks);
+    };
+    for (int64_t b : {in.batch, 2 * in.batch})
+      for (LmHead head : {LmHead::kFused, LmHead::kFp8}) pair(b, /*graph=*/true, head);
+    pair(in.batch, /*graph=*/false, LmHead::kFused);
+  };
+
   for (const GPT2Config& model : in.models) {
     if (!in.on_cuda()) {
       for (const char* opt : {"torch_fused", "torch", "adamw"})
@@ -92,6 +115,7 @@ GPTBENCH_FAMILY(train_step, const SuiteInputs& in) {
       add(model, "fp32", in.batch, "torch_fused", AttnImpl::kSdpa, 1, false, LmHead::kFused);
       add(model, "fp32", in.batch, "torch_fused", AttnImpl::kSdpa, 1, false, LmHead::kFused,
           BlockKernels::kFused);
+      add_fp8(model);  // listed, skipped: FP8 GEMMs need a GPU
       continue;
     }
     // Default suite.
@@ -105,13 +129,12 @@ GPTBENCH_FAMILY(train_step, const SuiteInputs& in) {
     add(model, main_prec, 2 * in.batch, "torch_fused", AttnImpl::kSdpa, 1, false);
     // The fastest configuration: padded vocabulary + fused cross-entropy, fused blocks, our
     // AdamW, a graph.
-    const std::string best_opt = has_optimizer("adamw") ? "adamw" : "torch_fused";
-    const auto kFusedBlocks = BlockKernels::kFused;
     add(model, main_prec, in.batch, "torch_fused", AttnImpl::kSdpa, 1, false, LmHead::kFused);
     add(model, main_prec, in.batch, best_opt, AttnImpl::kSdpa, 1, false, LmHead::kFused, kFusedBlocks);
     for (int64_t b : {in.batch, 2 * in.batch})
       add(model, main_prec, b, best_opt, AttnImpl::kSdpa, 1, true, LmHead::kFused, kFusedBlocks);
     add(model, main_prec, 2 * in.batch, best_opt, AttnImpl::kSdpa, 1, true, LmHead::kFused);
+    add_fp8(model);
     if (!in.full) continue;
 
     // Full sweeps.

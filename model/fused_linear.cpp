@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "model/linear_operands.h"
 #include "ops/column_sum.h"
 #include "ops/linear_lt.h"
 
@@ -16,53 +17,11 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-// ------------------------------------------------------------------ shape checks
-
-[[noreturn]] void bad(const char* fn, const std::string& what) {
-  throw std::invalid_argument(std::string(fn) + ": " + what);
-}
-
-void check_input(const char* fn, const at::Tensor& x) {
-  if (!x.defined() || (x.dim() != 2 && x.dim() != 3))
-    bad(fn, "x must be (B, T, C) or (N, C), got " +
-                (x.defined() ? c10::str(x.sizes()) : std::string("an undefined tensor")));
-}
-
-// w (out, in) and b (out) of one layer taking `in` features.
-void check_layer(const char* fn, const char* name, const at::Tensor& w, const at::Tensor& b,
-                 int64_t in) {
-  const std::string n(name);
-  if (!w.defined() || w.dim() != 2 || w.size(1) != in)
-    bad(fn, n + " weight must be (out, " + std::to_string(in) + "), got " +
-                (w.defined() ? c10::str(w.sizes()) : std::string("an undefined tensor")));
-  if (!b.defined() || b.dim() != 1 || b.size(0) != w.size(0))
-    bad(fn, n + " bias must be (" + std::to_string(w.size(0)) + "), got " +
-                (b.defined() ? c10::str(b.sizes()) : std::string("an undefined tensor")));
-}
-
 // ------------------------------------------------------------------ operands
-
-at::Tensor to_bf16(const at::Tensor& t) {
-  return at::autocast::cached_cast(at::kBFloat16, t, c10::DeviceType::CUDA);
-}
 
 at::Tensor bias_operand(const at::Tensor& b) {
   if (b.scalar_type() == at::kFloat && lt_fp32_bias_supported()) return b;
-  return to_bf16(b);
-}
-
-// (B, T, C) or (N, C) as contiguous bf16 rows (N, C).
-at::Tensor rows(const at::Tensor& x) { return to_bf16(x).reshape({-1, x.size(-1)}).contiguous(); }
-
-at::Tensor unrows(const at::Tensor& y, const at::Tensor& x) {
-  auto shape = x.sizes().vec();
-  shape.back() = y.size(1);
-  return y.view(shape);
-}
-
-// The incoming gradient as contiguous bf16 rows (autograd hands it in the output's dtype).
-at::Tensor grad_rows(const at::Tensor& g) {
-  return g.to(at::kBFloat16).reshape({-1, g.size(-1)}).contiguous();
+  return bf16_operand(b);
 }
 
 // ------------------------------------------------------------------ gradients
@@ -107,7 +66,7 @@ WeightGrad saved_mode(AutogradContext* ctx) {
 struct LinearBias : torch::autograd::Function<LinearBias> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& w,
                             const at::Tensor& b, int64_t mode) {
-    const at::Tensor w16 = to_bf16(w);
+    const at::Tensor w16 = bf16_operand(w);
     ctx->save_for_backward({x, w16});
     ctx->saved_data["w"] = w;  // the master weight, for its gradient
     ctx->saved_data["b"] = b;
@@ -119,7 +78,7 @@ struct LinearBias : torch::autograd::Function<LinearBias> {
     const auto& x = saved[0];
     const auto& w16 = saved[1];
     const at::Tensor w = ctx->saved_data["w"].toTensor(), b = ctx->saved_data["b"].toTensor();
-    auto dy = grad_rows(grads[0]);
+    auto dy = bf16_grad_rows(grads[0]);
     at::Tensor dw = ctx->needs_input_grad(1) ? weight_grad(dy, x, w, saved_mode(ctx)) : at::Tensor();
     at::Tensor db = ctx->needs_input_grad(2) ? bias_grad(dy, b) : at::Tensor();
     at::Tensor dx = ctx->needs_input_grad(0) ? at::mm(dy, w16) : at::Tensor();
@@ -135,7 +94,7 @@ struct MlpGelu : torch::autograd::Function<MlpGelu> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& w_fc,
                             const at::Tensor& b_fc, const at::Tensor& w_proj,
                             const at::Tensor& b_proj, int64_t mode) {
-    const at::Tensor fc16 = to_bf16(w_fc), proj16 = to_bf16(w_proj);
+    const at::Tensor fc16 = bf16_operand(w_fc), proj16 = bf16_operand(w_proj);
     auto [h, pre] = lt_linear_gelu(x, fc16, bias_operand(b_fc));
     ctx->save_for_backward({x, fc16, proj16, h, pre});
     ctx->saved_data["w_fc"] = w_fc;  // the master weights, for their gradients
@@ -154,7 +113,7 @@ struct MlpGelu : torch::autograd::Function<MlpGelu> {
     const auto& pre = saved[4];
     const WeightGrad mode = saved_mode(ctx);
     auto arg = [ctx](const char* key) { return ctx->saved_data[key].toTensor(); };
-    auto dy = grad_rows(grads[0]);
+    auto dy = bf16_grad_rows(grads[0]);
     at::Tensor dw_proj = ctx->needs_input_grad(3) ? weight_grad(dy, h, arg("w_proj"), mode) : at::Tensor();
     at::Tensor db_proj = ctx->needs_input_grad(4) ? bias_grad(dy, arg("b_proj")) : at::Tensor();
     auto [d_pre, db_pre] = lt_dgelu_bgrad(dy, proj16, pre);  // db_pre: Σrows d_pre in fp32
@@ -183,24 +142,24 @@ bool fused_linear_available(const at::Tensor& x) {
 at::Tensor linear_fused(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b,
                         WeightGrad mode) {
   const char* fn = "linear_fused";
-  check_input(fn, x);
-  check_layer(fn, "the", w, b, x.size(-1));
+  check_linear_input(fn, x);
+  check_linear_layer(fn, "the", w, b, x.size(-1));
   if (!fused_linear_available(x) || x.numel() == 0 || !lt_shape_supported(w.size(1), w.size(0)))
     return at::linear(x, w, b);
-  return unrows(LinearBias::apply(rows(x), w, b, static_cast<int64_t>(mode)), x);
+  return unrows(LinearBias::apply(bf16_rows(x), w, b, static_cast<int64_t>(mode)), x);
 }
 
 at::Tensor mlp_gelu_fused(const at::Tensor& x, const at::Tensor& w_fc, const at::Tensor& b_fc,
                           const at::Tensor& w_proj, const at::Tensor& b_proj, WeightGrad mode) {
   const char* fn = "mlp_gelu_fused";
-  check_input(fn, x);
-  check_layer(fn, "c_fc", w_fc, b_fc, x.size(-1));
-  check_layer(fn, "c_proj", w_proj, b_proj, w_fc.size(0));
+  check_linear_input(fn, x);
+  check_linear_layer(fn, "c_fc", w_fc, b_fc, x.size(-1));
+  check_linear_layer(fn, "c_proj", w_proj, b_proj, w_fc.size(0));
   if (!fused_linear_available(x) || x.numel() == 0 ||
       !lt_shape_supported(w_fc.size(1), w_fc.size(0)) ||
       !lt_shape_supported(w_proj.size(1), w_proj.size(0)))
     return at::linear(at::gelu(at::linear(x, w_fc, b_fc), "tanh"), w_proj, b_proj);
-  return unrows(MlpGelu::apply(rows(x), w_fc, b_fc, w_proj, b_proj, static_cast<int64_t>(mode)), x);
+  return unrows(MlpGelu::apply(bf16_rows(x), w_fc, b_fc, w_proj, b_proj, static_cast<int64_t>(mode)), x);
 }
 
 }  // namespace gptbench

@@ -1,5 +1,6 @@
 #include "model/gpt2.h"
 
+#include "model/fp8_linear.h"
 #include "model/fused_linear.h"
 #include "ops/attention/flash.h"
 #include "ops/attention_ref.h"
@@ -82,6 +83,7 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x) {
   const int64_t B = x.size(0), T = x.size(1), C = x.size(2);
   const bool fused = kernels == BlockKernels::kFused;
   auto linear = [fused, this](torch::nn::Linear& l, const torch::Tensor& t) {
+    if (fp8) return linear_fp8(t, l->weight, l->bias);
     return fused ? linear_fused(t, l->weight, l->bias, weight_grad) : l->forward(t);
   };
   auto qkv = linear(c_attn, x).split(C, /*dim=*/2);  // 3 × (B, T, C)
@@ -99,6 +101,9 @@ MLPImpl::MLPImpl(const GPT2Config& cfg) {
 }
 
 torch::Tensor MLPImpl::forward(const torch::Tensor& x) {
+  if (fp8)
+    return linear_fp8(at::gelu(linear_fp8(x, c_fc->weight, c_fc->bias), "tanh"), c_proj->weight,
+                      c_proj->bias);
   if (kernels == BlockKernels::kFused)
     return mlp_gelu_fused(x, c_fc->weight, c_fc->bias, c_proj->weight, c_proj->bias, weight_grad);
   return c_proj->forward(at::gelu(c_fc->forward(x), "tanh"));
@@ -182,6 +187,12 @@ void GPT2Impl::set_block_kernels(BlockKernels k, WeightGrad wg) {
   }
 }
 
+void GPT2Impl::set_fp8_gemms(bool blocks_in_fp8, bool head_in_fp8) {
+  fp8_blocks = blocks_in_fp8;
+  fp8_head = head_in_fp8;
+  for (auto& b : blocks) b->attn->fp8 = b->mlp->fp8 = blocks_in_fp8;
+}
+
 torch::Tensor GPT2Impl::forward(const torch::Tensor& idx) {
   auto logits = forward_padded(idx);
   return cfg.pad_vocab ? logits.narrow(-1, 0, cfg.vocab) : logits;
@@ -200,13 +211,18 @@ torch::Tensor GPT2Impl::forward_padded(const torch::Tensor& idx) {
     }
     x = branch.defined() ? fused_add_layernorm(x, branch, ln_f->weight, ln_f->bias, ln_eps(ln_f)).y
                          : fused_layernorm(x, ln_f->weight, ln_f->bias, ln_eps(ln_f));
-    return at::matmul(x, wte->weight.t());
+    return lm_head(x);
   }
   for (size_t i = 0; i < blocks.size(); ++i)
     x = block_forward(*blocks[i], x, static_cast<int64_t>(i), checkpointing, &block_hooks);
   x = kernels == BlockKernels::kFused ? fused_layernorm(x, ln_f->weight, ln_f->bias, ln_eps(ln_f))
                                       : ln_f->forward(x);
-  return at::matmul(x, wte->weight.t());  // tied LM head: (B, T, embedding rows)
+  return lm_head(x);
+}
+
+torch::Tensor GPT2Impl::lm_head(const torch::Tensor& x) {
+  if (fp8_head) return linear_fp8(x, wte->weight, /*b=*/{});
+  return at::matmul(x, wte->weight.t());
 }
 
 torch::Tensor GPT2Impl::loss(const torch::Tensor& idx, const torch::Tensor& targets) {

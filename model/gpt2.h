@@ -15,6 +15,7 @@
 
 #include "model/checkpoint.h"
 #include "model/config.h"
+#include "model/fp8_linear.h"
 #include "model/fused_linear.h"
 
 namespace gptbench {
@@ -52,6 +53,7 @@ struct CausalSelfAttentionImpl : torch::nn::Module {
   AttnImpl impl;
   BlockKernels kernels = BlockKernels::kTorch;
   WeightGrad weight_grad = WeightGrad::kReturn;  // fused Linear layers (model/fused_linear.h)
+  bool fp8 = false;  // c_attn, c_proj through linear_fp8 (model/fp8_linear.h), whatever `kernels`
 };
 TORCH_MODULE(CausalSelfAttention);
 
@@ -62,6 +64,7 @@ struct MLPImpl : torch::nn::Module {
   torch::nn::Linear c_fc{nullptr}, c_proj{nullptr};
   BlockKernels kernels = BlockKernels::kTorch;
   WeightGrad weight_grad = WeightGrad::kReturn;
+  bool fp8 = false;  // c_fc and c_proj through linear_fp8, the tanh-GELU between them in bf16
 };
 TORCH_MODULE(MLP);
 
@@ -99,12 +102,17 @@ struct GPT2Impl : torch::nn::Module {
   // The LM head's output with its padding columns: (B, T, cfg.embedding_rows()); forward() is
   // its first V columns (a view).
   torch::Tensor forward_padded(const torch::Tensor& idx);
+  // The tied LM head: x (B, T, C) -> (B, T, embedding rows).
+  torch::Tensor lm_head(const torch::Tensor& x);
   // Mean cross-entropy of the logits for idx against targets (B, T), computed in fp32.
   torch::Tensor loss(const torch::Tensor& idx, const torch::Tensor& targets);
   void set_attn_impl(AttnImpl impl);
   // Every block and the final LayerNorm; `wg`: where the fused Linear layers put their weight
   // gradients (kAccumulate: straight into .grad, unseen by gradient hooks).
   void set_block_kernels(BlockKernels k, WeightGrad wg = WeightGrad::kReturn);
+  // FP8 GEMMs (model/fp8_linear.h): `blocks`, every block's four Linear layers; `head`, the tied
+  // LM head. Everything else keeps its precision (embeddings, LayerNorms, attention).
+  void set_fp8_gemms(bool blocks, bool head);
 
   GPT2Config cfg;
   CheckpointPolicy checkpointing;  // activation recomputation of the blocks (model/checkpoint.h)
@@ -114,6 +122,7 @@ struct GPT2Impl : torch::nn::Module {
   std::vector<Block> blocks;  // the entries of h, typed
   torch::nn::LayerNorm ln_f{nullptr};
   BlockKernels kernels = BlockKernels::kTorch;
+  bool fp8_blocks = false, fp8_head = false;  // set_fp8_gemms
 };
 TORCH_MODULE(GPT2);
 

@@ -1,0 +1,39 @@
+#pragma once
+// A Linear layer whose GEMMs run in FP8, as an autograd function:
+//   linear_fp8(x, w, b)  = at::linear(x, w, b)
+// x is (B, T, C) or (N, C); w (out, in) and b (out) as torch::nn::Linear holds them, the (fp32
+// master) weight cast to a bf16 operand with autocast's cast (weight cache included,
+// model/linear_operands.h); b may be undefined (the tied LM head).
+//   forward   y = x·Wᵀ by the FP8 layer (ops/fp8/linear.h, LinearImpl::kFp8): x and W to e4m3
+//             with per-tensor current scaling, one FP8 GEMM with fp32 accumulation, bf16 out;
+//             then y += b in bf16 (one more bf16 rounding of y: the layer has no bias
+//             epilogue).
+//   backward  dy to e5m2 per tensor, dX = dŶ·Ŵ and dW = dŶᵀ·X̂ by the layer (bf16 out), from
+//             the transposed FP8 copies the forward kept (X̂ᵀ, Ŵᵀ: one byte an element where
+//             autocast's linear keeps the bf16 x); dW handed to autograd in the weight's dtype
+//             (fp32 for a master weight), db = Σrows dy in fp32 (ops/column_sum.h), in b's dtype.
+// Without a gradient to compute (no-grad mode, or no input requiring one) the forward writes no
+// transposed copies and records nothing.
+// The FP8 path runs when fp8_linear_available(x, w): bf16 compute on a CUDA GPU with FP8 tensor
+// cores (ops/fp8/linear.h's linear_unsupported) and rows, in and out features all multiples of
+// 16 (the layer's alignment for a forward and its backward). Otherwise — the CPU, fp32/TF32,
+// pre-Hopper GPUs, other sizes — linear_fp8 falls back to bf16: linear_fused
+// (model/fused_linear.h, which itself falls back to at::linear), or at::linear without a bias,
+// so a caller may use it unconditionally and tiny configurations still run.
+// Shapes that do not fit together throw std::invalid_argument.
+#include <ATen/ATen.h>
+
+#include <cstdint>
+
+namespace gptbench {
+
+// Whether linear_fp8(x, w, ·) takes the FP8 path.
+bool fp8_linear_available(const at::Tensor& x, const at::Tensor& w);
+
+// Whether the FP8 layer takes a (rows, in) × (out, in)ᵀ GEMM with its backward: all multiples
+// of 16 and not empty.
+bool fp8_linear_shape_supported(int64_t rows, int64_t in, int64_t out);
+
+at::Tensor linear_fp8(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b);
+
+}  // namespace gptbench
