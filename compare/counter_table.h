@@ -33,6 +33,8 @@ inline constexpr CounterKind kCounterKinds[] = {
     {"pct_p2p_peak", kHigher, "%"},
     {"mfu_pct", kHigher, "%"},
     {"mfu_datasheet_pct", kHigher, "%"},
+    {"mfu_fp8_pct", kHigher, "%"},
+    {"mfu_fp8_datasheet_pct", kHigher, "%"},
     {"scaling_efficiency", kHigher, "ratio"},
     {"graph_speedup", kHigher, "ratio"},
     {"max_batch", kHigher, "sequences"},

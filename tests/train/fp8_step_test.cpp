@@ -6,13 +6,16 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "fixtures/case_runner.h"
+#include "fixtures/device_info.h"
 #include "ops/fp8/linear.h"
 #include "tests/ops/have_gpu.h"
 #include "train/case.h"
@@ -103,6 +106,41 @@ TEST(TrainStepFp8, StepFallsBackToBf16OnTheCpu) {
   const Fp8FirstLosses l = fp8_first_losses(ts);
   EXPECT_NEAR(l.fp8, l.bf16, 1e-3);
   EXPECT_TRUE(ts.model()->fp8_blocks);  // restored
+}
+
+TEST(TrainStepFp8, MfuOverTheFp8Peaks) {
+  // A step of FLOPs F every 10 ms: mfu_pct over the measured bf16 peak as for every step, and for
+  // a step with FP8 GEMMs mfu_fp8_pct and mfu_fp8_datasheet_pct over the measured e4m3 GEMM peak
+  // and the datasheet FP8 peak; 0 where a peak is unknown. Other steps declare neither.
+  const TrainConfig cfg = tiny_fp8_config();
+  const double flops = cfg.flops_per_step();
+  StepStats stats;
+  PhaseTimes t;
+  t.s[kForward] = 0.010;
+  stats.add(t);
+  stats.add(t);
+  Peaks& peaks = global_peaks();
+  const Peaks saved = peaks;
+  peaks.gemm_e4m3 = 1.5e15;
+  peaks.datasheet_e4m3 = 1.979e15;
+  peaks.datasheet_bf16 = 0;
+  std::map<std::string, double> counters;
+  LiveCounters live(counters, step_counter_names(/*fp8=*/true));
+  publish_step_counters(stats, cfg, /*bf16_peak=*/8e14, live);
+  EXPECT_NEAR(counters.at("mfu_pct"), 100 * flops / 0.010 / 8e14, 1e-9);
+  EXPECT_NEAR(counters.at("mfu_fp8_pct"), 100 * flops / 0.010 / 1.5e15, 1e-9);
+  EXPECT_NEAR(counters.at("mfu_fp8_datasheet_pct"), 100 * flops / 0.010 / 1.979e15, 1e-9);
+  EXPECT_EQ(counters.at("mfu_datasheet_pct"), 0);
+  peaks.gemm_e4m3 = 0;  // no FP8 tensor cores
+  publish_step_counters(stats, cfg, 8e14, live);
+  EXPECT_EQ(counters.at("mfu_fp8_pct"), 0);
+  peaks = saved;
+  const std::vector<std::string> plain = step_counter_names();
+  EXPECT_EQ(std::count(plain.begin(), plain.end(), "mfu_fp8_pct"), 0);
+  std::map<std::string, double> bf16_counters;
+  LiveCounters bf16_live(bf16_counters, plain);
+  publish_step_counters(stats, cfg, 8e14, bf16_live);  // declares none, writes none
+  EXPECT_EQ(bf16_counters.count("mfu_fp8_pct"), 0u);
 }
 
 TEST(TrainCaseFp8, FirstLossCheck) {
