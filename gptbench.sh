@@ -12,6 +12,7 @@ set -euo pipefail
 # The PyTorch release the virtualenv gets (its torch.version.cuda must share nvcc's major
 # version so our .cu files and LibTorch agree: 2.14.1 is a CUDA 13.0 build).
 TORCH_PIN=2.14.1
+TORCHAO_PIN=0.18.0  # the FP8 training-step peer (peers/families/train_step_fp8.py TORCHAO_PIN)
 APT_PACKAGES=(cmake ninja-build g++ ccache libbenchmark-dev libgtest-dev libgmock-dev
               nlohmann-json3-dev libcli11-dev libsimdjson-dev libsqlite3-dev libgloo-dev)
 
@@ -51,6 +52,9 @@ torch_python() {
     [ -x "$venv/bin/python" ] || python3 -m venv "$venv" >&2
     "$venv/bin/python" -m pip install -q --disable-pip-version-check "torch==$TORCH_PIN" >&2
   fi
+  [ "$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("torchao"))' 2>/dev/null)" = "$TORCHAO_PIN" ] ||
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps "torchao==$TORCHAO_PIN" >&2 ||
+    log "warning: could not install torchao $TORCHAO_PIN; the FP8 training-step peer rows are skipped"
   echo "$venv/bin/python"
 }
 

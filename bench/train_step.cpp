@@ -34,7 +34,8 @@
 // --gptbench_fp8=true (with bf16 among --gptbench_dtypes) adds fp8 steps in the best bf16
 // configuration (our adamw, fused blocks, a graph) at B and 2·B, with the LM head in bf16
 // (head:fused) and in FP8 (head:fp8), and one eager at B (its phases), each beside the same bf16
-// row. On a GPU without FP8 tensor cores, and on the CPU (listed there), they are skipped with
+// row; and at B, graph and eager, in the compiled peers' configuration (torch_fused, LibTorch's
+// blocks and head), the names torchao's FP8 step pairs with (docs/peers.md). On a GPU without FP8 tensor cores, and on the CPU (listed there), they are skipped with
 // the reason; before timing, the first loss with FP8 GEMMs is checked against bf16's
 // (train/case.h check_fp8_first_loss).
 #include <algorithm>
@@ -104,6 +105,11 @@ GPTBENCH_FAMILY(train_step, const SuiteInputs& in) {
     for (int64_t b : {in.batch, 2 * in.batch})
       for (LmHead head : {LmHead::kFused, LmHead::kFp8}) pair(b, /*graph=*/true, head);
     pair(in.batch, /*graph=*/false, LmHead::kFused);
+    // The configuration of the compiled peers' steps (LibTorch's optimizer, blocks and head), the
+    // names torchao's FP8 step pairs with (peers/families/train_step_fp8.py: mode:graph with
+    // mode:torchao_cg, mode:eager with mode:torchao).
+    for (bool graph : {true, false})
+      add(model, "fp8", in.batch, "torch_fused", AttnImpl::kSdpa, 1, graph, LmHead::kTorch);
   };
 
   for (const GPT2Config& model : in.models) {

@@ -4,10 +4,12 @@ with the suite's names and counters (docs/peers.md).
   python3 -m peers [--benchmark_filter=REGEX] [--benchmark_out=FILE] [--benchmark_repetitions=N]
                    [--benchmark_min_time=S] [--benchmark_list_tests] [--gptbench_device=auto|cpu|cuda]
                    [--gptbench_models=small,...] [--gptbench_dtypes=fp32,bf16]
-                   [--gptbench_batch=B] [--gptbench_seq=T] [--gptbench_full]
+                   [--gptbench_batch=B] [--gptbench_seq=T] [--gptbench_full] [--gptbench_fp8]
                    [--gptbench_compile_backend=inductor|eager] [--gptbench_profile=DIR]
                    [--impl=FAMILY:PASS:NAME=MODULE:CALLABLE]... [--impl_module=MODULE]...
-Short forms: --device, --min_time, --full, --models, --dtypes, --batch, --seq, --backend.
+Short forms: --device, --min_time, --full, --fp8, --models, --dtypes, --batch, --seq, --backend.
+--gptbench_fp8: also the training step with torchao's FP8 linears (precision fp8, modes torchao and
+torchao_cg; skipped with the reason without torchao or a GPU of compute capability 8.9+).
 --impl / --impl_module: a user's Python callable timed as an implementation of a family, its rows
 named FAMILY/NAME/... (MODULE: dotted, or a .py file; @implements from peers declares them in
 a module): softmax fwd, bwd; layernorm, loss, attention fwd, fwd_bwd (docs/extending-python.md).

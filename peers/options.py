@@ -32,6 +32,7 @@ class Options:
     batch: int = 0                   # 0: 8 on a GPU, 2 on the CPU
     seq: int = 0                     # 0: 1024 on a GPU, 64 on the CPU
     full: bool = False
+    fp8: bool = False                # --gptbench_fp8: the FP8 training-step rows (train_step_fp8.py)
     verify: bool = True
     profile_dir: str = ""            # --gptbench_profile: a trace of each case there (peers/trace.py)
     # torch.compile's backend: inductor, or eager (no code generation: the CPU test of the JSON
@@ -51,7 +52,7 @@ class Options:
 
 
 ALIASES = {"--device": "--gptbench_device", "--min_time": "--benchmark_min_time",
-           "--full": "--gptbench_full", "--models": "--gptbench_models",
+           "--full": "--gptbench_full", "--fp8": "--gptbench_fp8", "--models": "--gptbench_models",
            "--dtypes": "--gptbench_dtypes", "--batch": "--gptbench_batch",
            "--seq": "--gptbench_seq", "--backend": "--gptbench_compile_backend",
            "--benchmark_format": None}
@@ -125,6 +126,8 @@ def parse(argv, cuda_available):
             o.seq = _whole(flag, value)
         elif flag == "--gptbench_full":
             o.full = _bool(flag, value)
+        elif flag == "--gptbench_fp8":
+            o.fp8 = _bool(flag, value)
         elif flag == "--gptbench_verify":
             o.verify = _bool(flag, value)
         elif flag == "--gptbench_profile":

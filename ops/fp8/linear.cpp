@@ -130,7 +130,7 @@ void check_shape(const char* what, const at::Tensor& t, int64_t rows, int64_t co
 
 std::string linear_unsupported(LinearImpl impl, c10::Device device) {
   if (!device.is_cuda())
-    return "the linear rows compare FP8 with bf16 on a CUDA GPU (this device: " + device.str() + ")";
+    return "the FP8 linear layer and its bf16 twin run on a CUDA GPU (this device: " + device.str() + ")";
   if (linear_is_fp8(impl))
     return gemm_fp8_unsupported(impl == LinearImpl::kFp8 ? "cublaslt" : "torch", Fp8GemmScaling::kTensor, device);
   return "";

@@ -8,6 +8,7 @@ on a GPU, fp32 on the CPU), fp32 cross-entropy, backward, AdamW(fused=True) (lr 
   inductor           the model under torch.compile, default mode (pairs with mode:eager)
   inductor_cg        torch.compile(mode="reduce-overhead"): CUDA graphs (pairs with mode:graph)
   inductor_autotune  torch.compile(mode="max-autotune-no-cudagraphs") (--full)
+Precision fp8, modes torchao and torchao_cg (--gptbench_fp8): peers/families/train_step_fp8.py.
 --full also runs every mode with head:padded (the vocabulary padded to 50,304, as nanoGPT).
 Counters: tokens/s, step_ms, mfu_pct (model FLOPs over the measured bf16 GEMM rate) and
 mfu_datasheet_pct (over the GPU's datasheet dense bf16 peak, when known); verified: the
@@ -24,7 +25,12 @@ from peers.tensors import autocast, device_of
 from peers.verify import check_close
 
 COMPILE_MODES = {"inductor": None, "inductor_cg": "reduce-overhead",
-                 "inductor_autotune": "max-autotune-no-cudagraphs"}
+                 "inductor_autotune": "max-autotune-no-cudagraphs",
+                 "torchao": None, "torchao_cg": "reduce-overhead"}  # train_step_fp8.py's
+
+
+def cuda_graphs(mode):
+    return mode.endswith("_cg")
 
 
 def modes(o):
@@ -37,15 +43,20 @@ def compile_model(model, mode, o):
     return compiled(model, o, COMPILE_MODES[mode])
 
 
-def make(model_name, head, mode, o, peak_bf16):
+def make(model_name, head, mode, o, peak_bf16, B=None, T=None, convert=None):
+    """B, T: the options' unless given. convert(model): a module swap applied before compiling
+    (train_step_fp8.py's FP8 linears); the check is then against the unconverted model, eager,
+    on the same weights (a GPT2 loaded from the converted model's state dict)."""
     dev, cfg, bf16 = device_of(o), model_config(model_name), o.cuda
-    B, T = o.batch, o.seq
-    if mode == "inductor_cg":
+    B, T = B or o.batch, T or o.seq
+    if cuda_graphs(mode):
         cuda_only(o, "CUDA graphs (mode=reduce-overhead)")
     if T > cfg.n_ctx:
         raise SkipCase(f"skipped: T = {T} exceeds the model's context of {cfg.n_ctx}")
     torch.manual_seed(1234)
     model = GPT2(cfg, pad_vocab=head == "padded").to(dev).train()
+    if convert is not None:
+        model = convert(model)
     fused = dict(fused=True) if dev.type == "cuda" else {}
     opt = torch.optim.AdamW(model.parameters(), lr=3e-4, betas=(0.9, 0.999), eps=1e-8,
                             weight_decay=0.01, **fused)
@@ -65,8 +76,16 @@ def make(model_name, head, mode, o, peak_bf16):
         with autocast(bf16, dev):
             return fn(idx, tgt)
 
+    def reference(idx, tgt):
+        if convert is None:
+            return loss_of(model, idx, tgt).detach()
+        ref = GPT2(cfg, pad_vocab=head == "padded").to(dev)
+        ref.load_state_dict(model.state_dict())
+        with torch.no_grad():
+            return loss_of(ref, idx, tgt)
+
     def step():
-        if mode == "inductor_cg":
+        if cuda_graphs(mode):
             torch.compiler.cudagraph_mark_step_begin()
         loss = loss_of(net, *batch())
         loss.backward()
@@ -75,11 +94,12 @@ def make(model_name, head, mode, o, peak_bf16):
 
     def verify():
         idx, tgt = batch()
-        if mode == "inductor_cg":
+        if cuda_graphs(mode):
             torch.compiler.cudagraph_mark_step_begin()
         mine = loss_of(net, idx, tgt).detach().clone()  # with grad: no second (inference) graph
-        ref = loss_of(model, idx, tgt).detach()
-        return check_close(mine.reshape(1), ref.reshape(1), 2e-2 if bf16 else 1e-4, "loss")
+        ref = reference(idx, tgt)
+        tol = 2e-2 if bf16 or convert else 1e-4  # bf16 autocast; FP8 GEMMs (not in the reference)
+        return check_close(mine.reshape(1), ref.reshape(1), tol, "loss")
 
     params = sum(p.numel() for p in model.parameters())
     flops = model_flops_per_token(params, cfg, T) * B * T

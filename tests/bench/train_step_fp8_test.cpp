@@ -24,8 +24,11 @@ TEST(TrainStepFp8Registration, BesideTheBestBf16Rows) {
   for (const char* size : {"small", "medium", "large"}) {
     const std::string fp8 = std::string("model/train_step/") + size + "/fp8/";
     const std::string bf16 = std::string("model/train_step/") + size + "/bf16/";
-    // 2 batches × 2 heads in a graph, one eager.
-    EXPECT_EQ(count_prefix(gpu, fp8), 5u) << size;
+    // 2 batches × 2 heads in a graph, one eager; the peers' configuration at B, graph and eager.
+    EXPECT_EQ(count_prefix(gpu, fp8), 7u) << size;
+    for (const char* mode : {"graph", "eager"})
+      EXPECT_TRUE(has(gpu, fp8 + "B:8/T:1024/opt:torch_fused/attn:sdpa/head:torch/blocks:torch/accum:1/mode:" + mode))
+          << size << mode;
     for (const char* b : {"B:8/T:1024", "B:16/T:1024"}) {
       for (const char* head : {"head:fused", "head:fp8"})
         EXPECT_TRUE(has(gpu, fp8 + b + kRest + head + "/blocks:fused/accum:1/mode:graph")) << size << b << head;
@@ -47,7 +50,7 @@ TEST(TrainStepFp8Registration, OptInAndFollowBf16) {
 TEST(TrainStepFp8Registration, ListedAndSkippedWithTheReasonOnTheCpu) {
   const size_t before = registered_cases().size();
   const std::vector<std::string> cpu = registered({"--gptbench_fp8=true"}, false);
-  EXPECT_EQ(count_prefix(cpu, "model/train_step/tiny/fp8/"), 5u);
+  EXPECT_EQ(count_prefix(cpu, "model/train_step/tiny/fp8/"), 7u);
   EXPECT_EQ(count_prefix(cpu, "model/train_step/tiny/bf16/"), 0u);  // the CPU runs fp32 only
   if (global_options().on_cuda()) GTEST_SKIP() << "the cases are built for the run's device: a GPU here";
   for (size_t i = before; i < registered_cases().size(); ++i) {
