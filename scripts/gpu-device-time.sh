@@ -15,6 +15,8 @@
 #   fp8          the FP8 tests, GEMM, linear and quantization rows (docs/fp8.md) -> fp8.json, fp8-tests.log
 #                (FP8_MODELS: the GPT-2 sizes, small; FP8_FILTER: the rows, GPT-2 GEMMs, squares,
 #                linear layers and quantizers; FP8_SECONDS: a time limit for the rows, 600)
+#   fp8step      the FP8 training step: its GPU tests, ours (fp8 beside bf16, small, medium, large;
+#                FP8_STEP_BATCH, 16) and torchao's peer rows, merged  -> fp8step-*.json|txt|log
 #   example      examples/custom_kernel built against an installed prefix, run on the GPU -> example.txt
 #   lmhead N     the LM-head GEMMs in N processes, settled and not (fixtures/settle.h) -> lmhead-*
 #   scripts/gpu-device-time.sh tests rows aa 3
@@ -91,6 +93,20 @@ while [ $# -gt 0 ]; do
         "$B/compare/gptbench-compare" filters "$OUT/triton-merged.json" $a triton > "$OUT/triton-vs-$a.txt" 2>&1
         grep -E "softmax|Geomean" "$OUT/triton-vs-$a.txt" | head -8
       done ;;
+    fp8step)
+      (cd "$B" && ./gptbench_tests --gtest_filter='Fp8LinearFunction*:TrainStepFp8*:TrainCaseFp8*' > "$OUT/fp8step-tests.log" 2>&1)
+      echo "fp8step tests rc=$?"; grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED  \]" "$OUT/fp8step-tests.log" | tail -6
+      F='^model/train_step/(small|medium|large)/(bf16|fp8)/B:[0-9]+/T:1024/opt:(adamw/attn:sdpa/head:(fused|fp8)/blocks:fused|torch_fused/attn:sdpa/head:torch/blocks:torch)/accum:1/mode:(graph|eager)$'
+      timeout "${FP8_SECONDS:-600}" "$B/gptbench" --gptbench_fp8=true --gptbench_models=small,medium,large \
+        --gptbench_batch="${FP8_STEP_BATCH:-16}" --benchmark_filter="$F" --benchmark_min_time=0.2 \
+        --benchmark_out="$OUT/fp8step-ours.json" --benchmark_out_format=json > "$OUT/fp8step-ours.txt" 2>&1
+      echo "fp8step ours rc=$?"; grep -E "error|wrong|skipped" "$OUT/fp8step-ours.txt" | cut -c1-200 | head -8
+      (cd "$ROOT" && timeout "${FP8_SECONDS:-600}" python3 -m peers --fp8 --full --gptbench_batch="${FP8_STEP_BATCH:-16}" \
+        --benchmark_filter='^model/train_step/(small|medium|large)/fp8/' --benchmark_min_time=0.2 \
+        --benchmark_out="$OUT/fp8step-peers.json" > "$OUT/fp8step-peers.txt" 2>&1)
+      echo "fp8step peers rc=$?"; grep -E "error|wrong|skipped" "$OUT/fp8step-peers.txt" | cut -c1-200 | head -8
+      "$B/compare/gptbench-compare" merge "$OUT/fp8step-merged.json" "$OUT/fp8step-ours.json" "$OUT/fp8step-peers.json"
+      grep -hE "^model/train_step" "$OUT/fp8step-ours.txt" "$OUT/fp8step-peers.txt" | awk '{print $1, $2, $3}' ;;
     example)
       cmake --install "$B" --prefix "$B/prefix" > "$OUT/example.txt" 2>&1
       cmake -S "$ROOT/examples/custom_kernel" -B "$B/example" -G Ninja -DCMAKE_BUILD_TYPE=Release \
