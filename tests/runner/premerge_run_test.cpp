@@ -416,6 +416,29 @@ TEST_F(PremergeRun, ExtraEpochsCatchASlowdownTheProcessesHid) {
   EXPECT_EQ(compare_files("2%").verdicts.at("fake/fast/a"), "regression");
 }
 
+TEST_F(PremergeRun, AProcessOffsetThatCarriesThePooledChangeIsNoRegression) {
+  // Nothing changed, but two of new's three processes (and of the three extra ones) run 2.5%
+  // slow and one 1% fast: the pooled medians differ by 2.5%, over the 2% threshold, with a
+  // significant U test; epoch by epoch the change is +1.3% (+2.5, +2.5, -1 twice), within it.
+  // The gate follows the processes: same, as the pre-merge check's A/A on an H100 needed
+  // (docs/compare.md, "process change").
+  PremergeConfig c = config({}, {});
+  c.base_args.push_back("--fake_process_offsets=^fake/fast/:0,0,0:" + path("") + "/base.starts");
+  c.new_args.push_back("--fake_process_offsets=^fake/fast/:2.5,2.5,-1:" + path("") + "/new.starts");
+  (void)run(c);
+  const CompareResult cmp = compare_files("2%");
+  ASSERT_TRUE(cmp.report.is_object());
+  for (const json& b : cmp.report["benchmarks"]) {
+    if (b["name"] != "fake/fast/a") continue;
+    const json& t = b["time"];
+    EXPECT_GT(t["change"].get<double>(), 0.02) << t.dump();
+    EXPECT_NEAR(t["process_change"].get<double>(), 0.0133, 0.002) << t.dump();
+    EXPECT_TRUE(t["processes_paired"].get<bool>());
+  }
+  EXPECT_EQ(cmp.verdicts.at("fake/fast/a"), "same");
+  EXPECT_EQ(cmp.exit_code, 0);
+}
+
 TEST_F(PremergeRun, PlantedSlowdownIsStillTheOnlyRegressionWithThreeProcesses) {
   PremergeConfig c = config({}, {"--fake_slowdown=^fake/fast/:10"});
   c.processes = 3;
