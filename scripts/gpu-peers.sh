@@ -4,7 +4,8 @@
 # `inductor…` implementation against ours. Needs $GPTBENCH_BUILD_DIR/gptbench (scripts/gpu-run.sh
 # builds it) and the host's python3 with PyTorch and Triton.
 #   scripts/gpu-peers.sh     ->  $OUT/ours.json, $OUT/peers.json, $OUT/merged.json,
-#                                $OUT/peers-compare.txt (MIN_TIME: seconds per benchmark, 0.2;
+#                                $OUT/peers-compare.txt, $OUT/headline.md (the README's
+#                                table, device time on every side) (MIN_TIME: seconds per benchmark, 0.2;
 #                                PEERS_FILTER: a --benchmark_filter for the peers, all of the grid;
 #                                PEERS_SECONDS, OURS_SECONDS: time limits, 420 and 300)
 set -uo pipefail
@@ -55,4 +56,5 @@ C=$B/compare/gptbench-compare
   done
 } > "$OUT/peers-compare.txt" 2>&1
 cat "$OUT/peers-compare.txt" | grep -E "^==|^\| |geomean" | head -80
+python3 "$ROOT/scripts/headline_table.py" "$OUT/merged.json" | tee "$OUT/headline.md"
 echo "total $(( $(date +%s) - t0 )) s"
