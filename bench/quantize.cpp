@@ -26,7 +26,6 @@
 #include "fixtures/case_runner.h"
 #include "fixtures/dtype.h"
 #include "fixtures/family.h"
-#include "fixtures/verify.h"
 #include "ops/fp8/quantize.h"
 
 namespace gptbench {
@@ -34,19 +33,6 @@ namespace {
 
 const Fp8Granularity kGranularities[] = {Fp8Granularity::kTensor, Fp8Granularity::kRow,
                                          Fp8Granularity::kBlock1x128, Fp8Granularity::kBlock128x128};
-
-// "" when q equals the reference bit for bit, else what differs.
-std::string compare_with_reference(const Fp8Tensor& q, const Fp8Tensor& ref) {
-  const at::Tensor scales = q.scale_inv.to(at::kCPU);
-  if (scales.sizes() != ref.scale_inv.sizes() || !at::equal(scales, ref.scale_inv))
-    return "scales differ from the CPU reference (max |Δ| " +
-           std::to_string(max_abs_error(scales, ref.scale_inv)) + ")";
-  const at::Tensor differ = q.data.view(at::kByte).to(at::kCPU) != ref.data.view(at::kByte);
-  if (const int64_t n = differ.sum().item<int64_t>(); n > 0)
-    return std::to_string(n) + " of " + std::to_string(differ.numel()) +
-           " e4m3 values differ from the CPU reference";
-  return "";
-}
 
 Case make_quantize_case(const std::string& impl, Fp8Granularity g, int64_t rows, int64_t cols,
                         c10::Device device) {
@@ -61,7 +47,7 @@ Case make_quantize_case(const std::string& impl, Fp8Granularity g, int64_t rows,
     c.run = [x, g, out] { *out = quantize_fp8(x, g); };
   c.verify = [x, g, out, run = c.run] {
     run();
-    return compare_with_reference(*out, quantize_fp8_reference(x, g));
+    return fp8_bitwise_difference(*out, quantize_fp8_reference(x, g));
   };
   c.cost = {0, fp8_quantize_bytes(rows, cols, g), PeakKind::kCopy};
   return c;

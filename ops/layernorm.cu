@@ -9,8 +9,12 @@
 // loop. The backward keeps each warp's dgamma/dbeta sums over its rows in shared memory (each
 // lane its own columns), adds the block's warps in warp order and writes one partial row per
 // block; a second kernel adds the partials: no atomics, so the result is deterministic.
+// The forward can also quantize its bf16 output to e4m3 per row or per 1×128 block while the
+// row is in registers (LnForward's y_fp8; ops/fp8/layernorm_fp8.h).
 #include <cuda_bf16.h>
+#include <cuda_fp8.h>
 
+#include <type_traits>
 
 #include "ops/cuda_check.h"
 #include "ops/device/attributes.h"
@@ -51,7 +55,51 @@ __device__ __forceinline__ T* typed(void* p) { return static_cast<T*>(p); }
 // Lane `lane`'s k-th group is columns 4·(lane + 32·k) .. +3 (coalesced 16-byte accesses).
 __device__ __forceinline__ bool group_ok(int lane, int k, int groups) { return lane + 32 * k < groups; }
 
-template <int VEC, typename TB, typename TY>
+// e4m3(v · scale) of four values to 4 bytes, element 0 in the lowest (ops/fp8/quantize.cu's
+// conversion: round to nearest even, saturating).
+__device__ __forceinline__ uint32_t e4m3x4(float4 v, float scale) {
+  const uint32_t lo = __nv_cvt_float2_to_fp8x2(make_float2(v.x * scale, v.y * scale), __NV_SATFINITE, __NV_E4M3);
+  const uint32_t hi = __nv_cvt_float2_to_fp8x2(make_float2(v.z * scale, v.w * scale), __NV_SATFINITE, __NV_E4M3);
+  return lo | (hi << 16);
+}
+__device__ __forceinline__ float amax4(float4 v) { return fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w))); }
+__device__ __forceinline__ float4 round_bf16(float4 v) {
+  const auto r = [](float f) { return __bfloat162float(__float2bfloat16_rn(f)); };
+  return make_float4(r(v.x), r(v.y), r(v.z), r(v.w));
+}
+
+// Row r's bf16-rounded outputs (lane's groups, as ln_forward_kernel holds them) to e4m3, per row
+// or per 1×128 block (LnForward's y_fp8). The whole warp calls it.
+template <int VEC>
+__device__ __forceinline__ void quantize_row(const LnForward& a, int64_t r, int lane, int groups, const float4* y) {
+  uint8_t* q = a.y_fp8 + r * a.columns;
+  if (a.fp8_granularity == Fp8Granularity::kRow) {
+    float m = 0.f;
+#pragma unroll
+    for (int k = 0; k < VEC; ++k)
+      if (group_ok(lane, k, groups)) m = fmaxf(m, amax4(y[k]));
+    const float scale = fp8_scale_from_amax(warp_max(m));
+    if (lane == 0) a.y_scale_inv[r] = 1.f / scale;
+#pragma unroll
+    for (int k = 0; k < VEC; ++k)
+      if (group_ok(lane, k, groups))
+        *reinterpret_cast<uint32_t*>(q + 4 * (lane + 32 * k)) = e4m3x4(y[k], scale);
+    return;
+  }
+  // 1×128: group k of the warp's 32 lanes is columns 128·k .. 128·k + 127 (C a multiple of 128,
+  // so a group is whole or absent for every lane alike).
+#pragma unroll
+  for (int k = 0; k < VEC; ++k) {
+    if (32 * k >= groups) continue;
+    const float scale = fp8_scale_from_amax(warp_max(amax4(y[k])));
+    if (lane == 0) a.y_scale_inv[k * a.rows + r] = 1.f / scale;
+    *reinterpret_cast<uint32_t*>(q + 4 * (lane + 32 * k)) = e4m3x4(y[k], scale);
+  }
+}
+
+// FP8: also quantize the bf16-rounded y (LnForward's y_fp8; y itself is then written only where
+// a.y is set).
+template <int VEC, typename TB, typename TY, bool FP8 = false>
 __global__ void __launch_bounds__(kThreads)
     ln_forward_kernel(LnForward a) {
   const int lane = threadIdx.x % 32, groups = a.columns / 4;
@@ -88,6 +136,7 @@ __global__ void __launch_bounds__(kThreads)
       a.mean[r] = mean;
       a.rstd[r] = rstd;
     }
+    float4 yq[FP8 ? VEC : 1];
 #pragma unroll
     for (int k = 0; k < VEC; ++k) {
       if (!group_ok(lane, k, groups)) continue;
@@ -95,8 +144,10 @@ __global__ void __launch_bounds__(kThreads)
       const float4 g = load4(a.gamma + c), b = load4(a.beta + c);
       const float4 y = make_float4((h[k].x - mean) * rstd * g.x + b.x, (h[k].y - mean) * rstd * g.y + b.y,
                                    (h[k].z - mean) * rstd * g.z + b.z, (h[k].w - mean) * rstd * g.w + b.w);
-      store4(typed<TY>(a.y) + base + c, y);
+      if (!FP8 || a.y != nullptr) store4(typed<TY>(a.y) + base + c, y);
+      if constexpr (FP8) yq[k] = round_bf16(y);
     }
+    if constexpr (FP8) quantize_row<VEC>(a, r, lane, groups, yq);
   }
 }
 
@@ -266,8 +317,14 @@ void launch_layernorm_forward(const LnForward& a, cudaStream_t stream) {
   if (a.rows == 0) return;
   const int grid = static_cast<int>(row_blocks(a.rows, kFwdBlocksPerSm));
   with_vec_and_types(a.columns, a.branch_dtype, a.y_dtype, [&](auto vec, auto tb, auto ty) {
-    ln_forward_kernel<decltype(vec)::value, decltype(tb), decltype(ty)>
-        <<<grid, kThreads, 0, stream>>>(a);
+    constexpr int kVecN = decltype(vec)::value;
+    if constexpr (std::is_same_v<decltype(ty), __nv_bfloat16>) {
+      if (a.y_fp8 != nullptr) {
+        ln_forward_kernel<kVecN, decltype(tb), __nv_bfloat16, true><<<grid, kThreads, 0, stream>>>(a);
+        return;
+      }
+    }
+    ln_forward_kernel<kVecN, decltype(tb), decltype(ty)><<<grid, kThreads, 0, stream>>>(a);
   });
   CUDA_CHECK_LAUNCH();
 }

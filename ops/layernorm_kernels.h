@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "ops/device/elem_type.h"
+#include "ops/fp8/scaling.h"
 
 namespace gptbench {
 
@@ -23,6 +24,10 @@ bool layernorm_kernel_supports(int64_t columns);
 //   h = x[r] + branch[r]   (branch may be null: h = x[r]; else h is written to x_out[r])
 //   mean[r], rstd[r] = 1/sqrt(biased var(h) + eps)   (two passes over h in registers)
 //   y[r] = (h - mean)·rstd·gamma + beta, in y_dtype
+// With y_fp8 set (y_dtype bf16; y may then be null): the bf16-rounded y[r] also quantized to e4m3
+// in the same pass (ops/fp8/scaling.h's rule), per row (fp8_granularity kRow, y_scale_inv
+// (rows, 1)) or per 1×128 block (kBlock1x128, C a multiple of 128, y_scale_inv (C/128, rows),
+// rows fastest): what quantize_fp8 of the bf16 y gives, bit for bit. y_fp8 4-byte aligned.
 struct LnForward {
   const float* x = nullptr;
   const void* branch = nullptr;
@@ -37,6 +42,9 @@ struct LnForward {
   int64_t rows = 0;
   int columns = 0;
   float eps = 1e-5f;
+  uint8_t* y_fp8 = nullptr;
+  float* y_scale_inv = nullptr;
+  Fp8Granularity fp8_granularity = Fp8Granularity::kRow;
 };
 void launch_layernorm_forward(const LnForward& a, cudaStream_t stream);
 

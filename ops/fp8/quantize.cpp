@@ -49,6 +49,21 @@ at::Tensor row_scales(const at::Tensor& s, Fp8Granularity g, const at::Tensor& r
 
 }  // namespace
 
+std::string fp8_bitwise_difference(const Fp8Tensor& q, const Fp8Tensor& ref) {
+  const at::Tensor scales = q.scale_inv.to(at::kCPU), ref_scales = ref.scale_inv.to(at::kCPU);
+  if (scales.sizes() != ref_scales.sizes() || !at::equal(scales, ref_scales)) {
+    const std::string delta = scales.sizes() == ref_scales.sizes()
+                                  ? std::to_string((scales.to(at::kDouble) - ref_scales.to(at::kDouble)).abs().max().item<double>())
+                                  : "shapes differ";
+    return "scales differ from the reference (max |Δ| " + delta + ")";
+  }
+  const at::Tensor a = q.data.view(at::kByte).to(at::kCPU), b = ref.data.view(at::kByte).to(at::kCPU);
+  if (a.sizes() != b.sizes()) return "e4m3 shapes differ from the reference";
+  if (const int64_t n = (a != b).sum().item<int64_t>(); n > 0)
+    return std::to_string(n) + " of " + std::to_string(a.numel()) + " e4m3 values differ from the reference";
+  return "";
+}
+
 Fp8Tensor quantize_fp8_reference(const at::Tensor& x_in, Fp8Granularity g) {
   check_fp8_quantizer_input(x_in, "quantize_fp8_reference");
   const at::Tensor x = x_in.to(at::kCPU, at::kFloat).contiguous();

@@ -38,6 +38,10 @@ Fp8Tensor quantize_fp8_torch(const at::Tensor& x, Fp8Granularity g);
 // scale is exact in float64). With `rows` (int64 row indices), only those rows, in that order.
 at::Tensor dequantize_fp8(const Fp8Tensor& q, const std::optional<at::Tensor>& rows = std::nullopt);
 
+// "" when q equals ref bit for bit (scales and e4m3 bytes, on any devices), else what differs:
+// the quantizers' check (their outputs are the same correctly rounded fp32 operations).
+std::string fp8_bitwise_difference(const Fp8Tensor& q, const Fp8Tensor& ref);
+
 // Why quantize_fp8 cannot run our kernels on x ("" when it can, or when x is on the CPU).
 std::string quantize_fp8_unsupported(const at::Tensor& x);
 
