@@ -7,6 +7,9 @@
 #   default                          NCCL's own choice, 25 MiB buckets
 #   ctas:K                           NCCL_MIN_CTAS=NCCL_MAX_CTAS=K: at most K SMs for a collective
 #   bucket:SIZE                      --gptbench_dp_bucket=SIZE (fewer, larger all-reduces, or more)
+#   cta_policy:efficiency|zero       NCCL_CTA_POLICY=1|2 (NCCL 2.27+): the fewest CTAs that keep the
+#                                    collective fast, or none where the copy engines can serve it
+#                                    (window-registered buffers; elsewhere NCCL falls back to CTAs)
 # Each setting is one gptbench-run --gpus N; JSON and logs in OUT_DIR.
 #   scripts/dp-interference.sh [--cpu] [--build DIR] [--settings 'default ctas:8 bucket:50MiB'] N OUT_DIR
 # --cpu: N CPU ranks over Gloo, GPT-2 tiny, to check the script itself (the NCCL levers are
@@ -15,7 +18,7 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${GPTBENCH_BUILD_DIR:-$root/build}
 device=cuda
-settings='default ctas:16 ctas:8 ctas:4 bucket:12.5MiB bucket:50MiB bucket:100MiB'
+settings='default ctas:16 ctas:8 ctas:4 cta_policy:efficiency cta_policy:zero bucket:12.5MiB bucket:50MiB bucket:100MiB'
 while [[ $# -gt 0 && "$1" == --* ]]; do
   case "$1" in
     --cpu) device=cpu; shift ;;
@@ -42,7 +45,9 @@ for setting in $settings; do
     ctas:*) k=${setting#ctas:}; [[ "$k" =~ ^[1-9][0-9]*$ ]] || { echo "dp-interference.sh: bad $setting" >&2; exit 2; }
             env_args=(NCCL_MIN_CTAS="$k" NCCL_MAX_CTAS="$k") ;;
     bucket:*) extra=(--gptbench_dp_bucket="${setting#bucket:}") ;;
-    *) echo "dp-interference.sh: unknown setting '$setting' (default, ctas:K, bucket:SIZE)" >&2; exit 2 ;;
+    cta_policy:efficiency) env_args=(NCCL_CTA_POLICY=1) ;;
+    cta_policy:zero) env_args=(NCCL_CTA_POLICY=2) ;;
+    *) echo "dp-interference.sh: unknown setting '$setting' (default, ctas:K, bucket:SIZE, cta_policy:efficiency|zero)" >&2; exit 2 ;;
   esac
   label=${setting//[:.]/_}
   env "${env_args[@]}" timeout 300 "$build/gptbench-run" --binary "$build/gptbench" --gpus "$n" --progress never \

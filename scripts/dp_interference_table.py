@@ -27,15 +27,15 @@ def row_of(path):
 
 def main(argv):
     out, settings = argv[1], argv[2:]
-    print("%-16s %12s %10s %10s %10s %8s" % ("setting", "tokens/s", "scaling", "exposed %", "step ms", "buckets"))
+    print("%-22s %12s %10s %10s %10s %8s" % ("setting", "tokens/s", "scaling", "exposed %", "step ms", "buckets"))
     for setting in settings:
         label = setting.replace(":", "_").replace(".", "_")
         row = row_of(os.path.join(out, label + ".json"))
         if isinstance(row, str):
-            print("%-16s %s" % (setting, row))
+            print("%-22s %s" % (setting, row))
             continue
         values = [row.get(c) for c in COLUMNS]
-        print("%-16s %12.0f %10.3f %10.2f %10.2f %8.0f" % tuple([setting] + [v if v is not None else float("nan") for v in values]))
+        print("%-22s %12.0f %10.3f %10.2f %10.2f %8.0f" % tuple([setting] + [v if v is not None else float("nan") for v in values]))
 
 
 if __name__ == "__main__":

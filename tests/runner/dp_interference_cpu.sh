@@ -6,10 +6,10 @@
 set -uo pipefail
 build=$1 dir=$2 root=$(cd "$(dirname "$0")/../.." && pwd)
 rm -rf "$dir" && mkdir -p "$dir"
-table=$(bash "$root/scripts/dp-interference.sh" --cpu --build "$build" --settings 'default ctas:2 bucket:512KiB' 2 "$dir") ||
+table=$(bash "$root/scripts/dp-interference.sh" --cpu --build "$build" --settings 'default ctas:2 cta_policy:efficiency bucket:512KiB' 2 "$dir") ||
   { echo "dp-interference.sh failed"; echo "$table"; exit 1; }
 echo "$table"
-for setting in default ctas:2 bucket:512KiB; do
+for setting in default ctas:2 cta_policy:efficiency bucket:512KiB; do
   line=$(grep "^$setting " <<< "$table") || { echo "no line for $setting"; exit 1; }
   [[ "$(awk '{print NF}' <<< "$line")" -eq 6 && "$line" =~ [0-9] ]] || { echo "$setting has no numbers: $line"; exit 1; }
 done
@@ -17,4 +17,6 @@ default_buckets=$(awk '$1 == "default" {print $6}' <<< "$table")
 larger_buckets=$(awk '$1 == "bucket:512KiB" {print $6}' <<< "$table")
 [[ "$larger_buckets" -lt "$default_buckets" ]] || { echo "512KiB buckets: $larger_buckets, not fewer than $default_buckets"; exit 1; }
 grep -q '/bucket:512KiB/' "$dir/bucket_512KiB.json" || { echo "the 512KiB row is not named bucket:512KiB"; exit 1; }
-echo "ok: 3 settings, buckets $default_buckets -> $larger_buckets"
+bash "$root/scripts/dp-interference.sh" --cpu --build "$build" --settings 'cta_policy:fast' 2 "$dir/bad" > /dev/null 2>&1 &&
+  { echo "an unknown CTA policy was accepted"; exit 1; }
+echo "ok: 4 settings, buckets $default_buckets -> $larger_buckets"
