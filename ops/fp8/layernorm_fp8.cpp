@@ -25,11 +25,6 @@ void check(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta,
   if (x.size(1) % 8 != 0) bad("C must be a multiple of 8 (the quantizers' vector width), got " + std::to_string(x.size(1)));
 }
 
-Fp8Tensor empty_fp8(int64_t rows, int64_t cols, Fp8Granularity g, const at::TensorOptions& opts) {
-  const Fp8ScaleShape s = fp8_scale_shape(g, rows, cols);
-  return {at::empty({rows, cols}, opts.dtype(at::kFloat8_e4m3fn)), at::empty({s.dim0, s.dim1}, opts.dtype(at::kFloat)), g};
-}
-
 #ifdef GPTBENCH_WITH_CUDA
 // Our LayerNorm kernel on contiguous fp32 x, gamma, beta: y (bf16) where defined, and with q the
 // e4m3 values and scales of the same pass.

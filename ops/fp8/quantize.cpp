@@ -23,12 +23,6 @@
 namespace gptbench {
 namespace {
 
-Fp8Tensor empty_fp8(int64_t rows, int64_t cols, Fp8Granularity g, const at::TensorOptions& opts) {
-  const Fp8ScaleShape s = fp8_scale_shape(g, rows, cols);
-  return {at::empty({rows, cols}, opts.dtype(at::kFloat8_e4m3fn)),
-          at::empty({s.dim0, s.dim1}, opts.dtype(at::kFloat)), g};
-}
-
 // The scale_inv of every element of rows `rows` (int64 indices) of a (rows, cols) operand whose
 // scales `s` have granularity g's layout: an (rows.numel(), cols) tensor of s's dtype.
 at::Tensor row_scales(const at::Tensor& s, Fp8Granularity g, const at::Tensor& rows, int64_t cols) {
@@ -48,6 +42,12 @@ at::Tensor row_scales(const at::Tensor& s, Fp8Granularity g, const at::Tensor& r
 }
 
 }  // namespace
+
+Fp8Tensor empty_fp8(int64_t rows, int64_t cols, Fp8Granularity g, const at::TensorOptions& opts) {
+  const Fp8ScaleShape s = fp8_scale_shape(g, rows, cols);
+  return {at::empty({rows, cols}, opts.dtype(at::kFloat8_e4m3fn)),
+          at::empty({s.dim0, s.dim1}, opts.dtype(at::kFloat)), g};
+}
 
 std::string fp8_bitwise_difference(const Fp8Tensor& q, const Fp8Tensor& ref) {
   const at::Tensor scales = q.scale_inv.to(at::kCPU), ref_scales = ref.scale_inv.to(at::kCPU);

@@ -30,6 +30,8 @@ struct Fp8Tensor {
 };
 
 Fp8Tensor quantize_fp8(const at::Tensor& x, Fp8Granularity g);
+// Uninitialised storage for a (rows, cols) quantization of granularity g on opts' device.
+Fp8Tensor empty_fp8(int64_t rows, int64_t cols, Fp8Granularity g, const at::TensorOptions& opts);
 Fp8Tensor quantize_fp8_reference(const at::Tensor& x, Fp8Granularity g);
 Fp8Tensor quantize_fp8_torch(const at::Tensor& x, Fp8Granularity g);
 
