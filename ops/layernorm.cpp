@@ -11,6 +11,7 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 
+#include "ops/aligned_operand.h"
 #include "ops/device/elem_type_torch.h"
 #include "ops/layernorm_kernels.h"
 #endif
@@ -50,13 +51,6 @@ std::optional<ElemType> ln_dtype(at::ScalarType t) {
   return elem_type_in(t, {ElemType::kF32, ElemType::kBF16});
 }
 
-// Contiguous with the kernels' vector alignment (16 bytes covers both dtypes): a contiguous view
-// at an odd offset is copied to a fresh allocation.
-at::Tensor kernel_operand(const at::Tensor& t) {
-  auto c = t.contiguous();
-  if (reinterpret_cast<uintptr_t>(c.data_ptr()) % 16 != 0) c = c.clone(at::MemoryFormat::Contiguous);
-  return c;
-}
 
 // Inputs x, branch, gamma, beta; outputs {h, y} with a branch, else {y}. Without a branch,
 // `branch` is an empty placeholder (autograd's custom functions cannot take undefined
@@ -66,9 +60,9 @@ struct FusedLayerNormFn : torch::autograd::Function<FusedLayerNormFn> {
                              const at::Tensor& gamma_in, const at::Tensor& beta_in, double eps,
                              bool has_branch, bool bf16_out) {
     c10::cuda::CUDAGuard guard(x_in.device());
-    const auto x = kernel_operand(x_in);
-    const auto gamma = kernel_operand(gamma_in), beta = kernel_operand(beta_in);
-    const auto branch = has_branch ? kernel_operand(branch_in) : at::Tensor();
+    const auto x = aligned_contiguous(x_in);
+    const auto gamma = aligned_contiguous(gamma_in), beta = aligned_contiguous(beta_in);
+    const auto branch = has_branch ? aligned_contiguous(branch_in) : at::Tensor();
     const int64_t c = x.size(-1), rows = x.numel() / c;
     const auto f32 = x.options().dtype(at::kFloat);
     auto h = has_branch ? at::empty_like(x) : x;
@@ -101,10 +95,10 @@ struct FusedLayerNormFn : torch::autograd::Function<FusedLayerNormFn> {
     const auto& h = saved[0];
     c10::cuda::CUDAGuard guard(h.device());
     const bool has_branch = ctx->saved_data["has_branch"].toBool();
-    const at::Tensor dres = has_branch && grads[0].defined() ? kernel_operand(grads[0]) : at::Tensor();
+    const at::Tensor dres = has_branch && grads[0].defined() ? aligned_contiguous(grads[0]) : at::Tensor();
     at::Tensor dy = grads[has_branch ? 1 : 0];
     const int64_t c = h.size(-1), rows = h.numel() / c;
-    dy = dy.defined() ? kernel_operand(dy) : at::zeros(h.sizes(), h.options());
+    dy = dy.defined() ? aligned_contiguous(dy) : at::zeros(h.sizes(), h.options());
     const auto branch_dtype = ctx->saved_data["branch_dtype"].toScalarType();
     auto dx = at::empty_like(h);
     auto dbranch = has_branch && branch_dtype != at::kFloat ? at::empty(h.sizes(), h.options().dtype(branch_dtype))

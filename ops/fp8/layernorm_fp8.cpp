@@ -8,6 +8,7 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 
+#include "ops/aligned_operand.h"
 #include "ops/layernorm_kernels.h"
 #endif
 
@@ -85,7 +86,7 @@ LayerNormFp8 layernorm_fp8(const at::Tensor& x, const at::Tensor& gamma, const a
   check(x, gamma, beta, g, "layernorm_fp8");
 #ifdef GPTBENCH_WITH_CUDA
   if (layernorm_fp8_unsupported(x, gamma, g).empty() && beta.scalar_type() == at::kFloat) {
-    const at::Tensor xc = x.contiguous(), gc = gamma.contiguous(), bc = beta.contiguous();
+    const at::Tensor xc = aligned_contiguous(x), gc = aligned_contiguous(gamma), bc = aligned_contiguous(beta);
     LayerNormFp8 out;
     out.q = empty_fp8(x.size(0), x.size(1), g, x.options());
     if (keep_y) out.y = at::empty(x.sizes(), x.options().dtype(at::kBFloat16));
@@ -105,7 +106,7 @@ LayerNormFp8 layernorm_fp8_composed(const at::Tensor& x, const at::Tensor& gamma
 #ifdef GPTBENCH_WITH_CUDA
   if (layernorm_fp8_unsupported(x, gamma, g).empty() && beta.scalar_type() == at::kFloat) {
     out.y = at::empty(x.sizes(), x.options().dtype(at::kBFloat16));
-    launch(x.contiguous(), gamma.contiguous(), beta.contiguous(), eps, &out.y, nullptr);
+    launch(aligned_contiguous(x), aligned_contiguous(gamma), aligned_contiguous(beta), eps, &out.y, nullptr);
     out.q = quantize_fp8(out.y, g);
     return out;
   }

@@ -17,6 +17,7 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 
+#include "ops/aligned_operand.h"
 #include "ops/fp8/quantize_kernels.h"
 #endif
 
@@ -171,8 +172,7 @@ Fp8Tensor quantize_fp8(const at::Tensor& x, Fp8Granularity g) {
     throw std::invalid_argument("quantize_fp8: " + why);
 #ifdef GPTBENCH_WITH_CUDA
   c10::cuda::CUDAGuard guard(x.device());
-  at::Tensor xc = x.contiguous();
-  if (reinterpret_cast<uintptr_t>(xc.data_ptr()) % 16 != 0) xc = xc.clone(at::MemoryFormat::Contiguous);
+  const at::Tensor xc = aligned_contiguous(x);
   const int64_t rows = xc.size(0), cols = xc.size(1);
   Fp8Tensor out = empty_fp8(rows, cols, g, xc.options());
   at::Tensor partial;

@@ -15,6 +15,7 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 
+#include "ops/aligned_operand.h"
 #include "ops/fp8/quantize_kernels.h"
 #endif
 
@@ -35,12 +36,6 @@ at::Tensor scalar_tensor(float v, c10::Device device) {
 at::Tensor cpu_float(const at::Tensor& x) { return x.to(at::kCPU, at::kFloat).contiguous(); }
 
 #ifdef GPTBENCH_WITH_CUDA
-// x contiguous and 16-byte aligned, as our kernels' loads need (a view may start anywhere).
-at::Tensor aligned_contiguous(const at::Tensor& x) {
-  at::Tensor xc = x.contiguous();
-  if (reinterpret_cast<uintptr_t>(xc.data_ptr()) % 16 != 0) xc = xc.clone(at::MemoryFormat::Contiguous);
-  return xc;
-}
 #endif
 
 template <typename Fp8>
