@@ -77,7 +77,7 @@ std::string layernorm_fp8_unsupported(const at::Tensor& x, const at::Tensor& gam
   (void)x;
   (void)gamma;
   (void)g;
-  return "built without CUDA";
+  return "needs a CUDA GPU and a build with CUDA kernels (this build has none)";
 #endif
 }
 
