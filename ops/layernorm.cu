@@ -64,7 +64,7 @@ __device__ __forceinline__ uint32_t e4m3x4(float4 v, float scale) {
 }
 __device__ __forceinline__ float amax4(float4 v) { return fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w))); }
 __device__ __forceinline__ float4 round_bf16(float4 v) {
-  const auto r = [](float f) { return __bfloat162float(__float2bfloat16_rn(f)); };
+  const auto r = [](float f) { return to_float(from_float<__nv_bfloat16>(f)); };  // as store4 rounds
   return make_float4(r(v.x), r(v.y), r(v.z), r(v.w));
 }
 
