@@ -6,7 +6,9 @@
 #   rows         the host-bound cases, graph and eager, 5 repetitions       -> rows.json
 #   aa N         N A/A pre-merge checks of the default subset               -> trials/aa-*
 #   plant N RUN  N checks, 3% planted on 10 benchmarks drawn from RUN.json  -> trials/plant-*
-#                (seeds 1..N; RUN: an A/A check's base.json)
+#                (seeds 1..N, or FIRST_TRIAL..; RUN: an A/A check's base.json)
+#   headline     the README's first headline table, device time on every side: scripts/gpu-peers.sh
+#                on its rows only (HEADLINE_MIN_TIME, 0.1)                  -> headline/
 #   gemm N       the torch and cuBLASLt GEMM rows in N processes, with traces -> gemm-*/
 #   nvtx         NVTX ranges on against off, 2 rounds, gptbench-compare    -> nvtx-*
 #   suite        the default suite, timed                                   -> suite.json
@@ -72,6 +74,13 @@ while [ $# -gt 0 ]; do
       (cd "$ROOT" && timeout 400 python3 -m peers --benchmark_out="$OUT/peers.json" \
         --benchmark_filter='fwd_bwd|optim' --benchmark_min_time=0.2 > "$OUT/peers.txt" 2> "$OUT/peers.err")
       echo "peers rc=$?"; grep -E "launch|error" "$OUT/peers.txt" | cut -c1-160 | head -30 ;;
+    headline)
+      H='^(softmax|layernorm|loss)/inductor/bf16/|^attention/inductor_flex/bf16/causal/(fwd|fwd_bwd)/B:8/H:12/L:4096/d:64/'
+      H+='|^optim/inductor_adamw/fp32/model:small/|^model/train_step/small/bf16/B:8/T:1024/.*/mode:inductor_cg'
+      mkdir -p "$OUT/headline"
+      OUT="$OUT/headline" PEERS_FILTER="$H" MIN_TIME="${HEADLINE_MIN_TIME:-0.1}" bash "$ROOT/scripts/gpu-peers.sh" \
+        > "$OUT/headline/gpu-peers.txt" 2>&1
+      echo "headline rc=$?"; grep -E "^(peers|ours) rc|^total" "$OUT/headline/gpu-peers.txt"; cat "$OUT/headline/headline.md" ;;
     fp8)
       (cd "$B" && ./gptbench_tests --gtest_filter='*Fp8*' > "$OUT/fp8-tests.log" 2>&1)
       echo "fp8 tests rc=$?"; grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED  \]" "$OUT/fp8-tests.log" | tail -12

@@ -8,7 +8,8 @@
 # --plant: trial i plants PCT % on K benchmarks drawn at random (seed i) from those of RUN.json
 # (an earlier run of the same subset, e.g. an A/A trial's base.json) that took >= 20 us and are
 # not informational eager rows; the line says how many of the K were caught and what else was
-# reported. Planted names go to OUT_DIR/LABEL-i.planted.
+# reported. Planted names go to OUT_DIR/LABEL-i.planted. FIRST_TRIAL (1) numbers the first trial,
+# so checks split over several runs keep distinct seeds (e.g. FIRST_TRIAL=3 for trials 3, 4, ...).
 set -uo pipefail
 n=${1:?usage: premerge-trials.sh N LABEL OUT_DIR [--plant K:PCT:RUN.json] -- PREMERGE_ARGS...}
 label=${2:?label}
@@ -21,7 +22,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out"
 summary="$out/$label-trials.txt"
 : > "$summary"
-for ((i = 1; i <= n; i++)); do
+first=${FIRST_TRIAL:-1}
+[[ "$first" =~ ^[1-9][0-9]*$ ]] || { echo "premerge-trials.sh: FIRST_TRIAL must be a positive whole number, not '$first'" >&2; exit 2; }
+for ((i = first; i < first + n; i++)); do
   dir="$out/$label-$i"
   extra=()
   if [[ -n "$plant" ]]; then

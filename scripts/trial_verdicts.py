@@ -4,7 +4,9 @@ then the gated unreliable benchmarks, the extra epochs of premerge.json beside t
 the spread of the device rows that replaced host-timed ones (DEVICE_ROWS: the launch:graph rows
 of backward/, layernorm fwd_bwd, attention fwd_bwd and LibTorch's optimizers): their largest
 robust CV (1.4826 MAD / median of a side's samples) and largest process spread ((max - min) /
-median of a side's process medians), with the rows above 1%.
+median of a side's process medians), with the rows above 1%; and the largest spread of the
+per-epoch changes (new / base of the processes that ran side by side, which is what the paired
+gate judges: an offset both sides of an epoch share cancels there).
 
     python3 scripts/trial_verdicts.py REPORT.json [PLANTED_FILE]
 """
@@ -29,7 +31,7 @@ def spread(medians):
 
 def device_rows(rows):
     """'device rows N: robust CV <= a% (worst), process spread <= b% (worst); over 1%: ...'."""
-    cvs, spreads = [], []
+    cvs, spreads, paired = [], [], []
     for x in rows:
         name = x["name"].removesuffix("/manual_time")
         if not DEVICE_ROWS.match(name):
@@ -40,12 +42,18 @@ def device_rows(rows):
                 cvs.append((robust_cv(t["samples"]), name))
             if t.get("process_medians"):
                 spreads.append((spread(t["process_medians"]), name))
+        b, n = (((x.get("time") or {}).get(side) or {}).get("process_medians") or [] for side in ("base", "new"))
+        if len(b) == len(n) > 1 and all(v > 0 for v in b + n):
+            changes = [y / x for x, y in zip(b, n)]
+            paired.append((max(changes) - min(changes), name))
     if not cvs:
         return ""
     over = sorted({n for v, n in cvs + spreads if v > 0.01})
-    cv, spr = max(cvs), max(spreads, default=(0.0, "-"))
-    return " | device rows %d: robust CV <= %.2f%% (%s), process spread <= %.2f%% (%s); over 1%%: %s" % (
-        len({n for _, n in cvs}), 100 * cv[0], cv[1], 100 * spr[0], spr[1], ",".join(over) or "-")
+    cv, spr, pair = max(cvs), max(spreads, default=(0.0, "-")), max(paired, default=(0.0, "-"))
+    return (" | device rows %d: robust CV <= %.2f%% (%s), process spread <= %.2f%% (%s), "
+            "per-epoch change spread <= %.2f%% (%s); over 1%%: %s") % (
+        len({n for _, n in cvs}), 100 * cv[0], cv[1], 100 * spr[0], spr[1], 100 * pair[0], pair[1],
+        ",".join(over) or "-")
 
 
 def main(argv):
