@@ -149,6 +149,7 @@ int main(int argc, char** argv) {
   context["gptbench_min_time"] = min_time_given ? "flag" : kDefaultMinTime;
   context["gptbench_tokens"] = std::to_string(o.batch) + "x" + std::to_string(o.seq);
   context["gptbench_ranks"] = std::to_string(rank_env().world);
+  context["gptbench_graph_copies"] = std::to_string(o.graph_copies);
   // Said in place of Google Benchmark's DEBUG warning on the console (fixtures/timing_context.h).
   context[kTimingContextKey] = timing_context(o.resolved_device, benchmark_library_debug());
   for (const auto& [key, value] : context) benchmark::AddCustomContext(key, value);

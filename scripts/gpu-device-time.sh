@@ -20,6 +20,8 @@
 #   fp8step      the FP8 training step: its GPU tests, ours (fp8 beside bf16, small, medium, large;
 #                FP8_STEP_BATCH, 16) and torchao's peer rows, merged  -> fp8step-*.json|txt|log
 #   example      examples/custom_kernel built against an installed prefix, run on the GPU -> example.txt
+#   copies N K.. the device rows most moved by placement (fused LayerNorm, backward/block) in N
+#                processes for each --gptbench_graph_copies=K, alternating   -> copies/, copies.txt
 #   lmhead N     the LM-head GEMMs in N processes, settled and not (fixtures/settle.h) -> lmhead-*
 #   scripts/gpu-device-time.sh tests rows aa 3
 set -uo pipefail
@@ -74,6 +76,17 @@ while [ $# -gt 0 ]; do
       (cd "$ROOT" && timeout 400 python3 -m peers --benchmark_out="$OUT/peers.json" \
         --benchmark_filter='fwd_bwd|optim' --benchmark_min_time=0.2 > "$OUT/peers.txt" 2> "$OUT/peers.err")
       echo "peers rc=$?"; grep -E "launch|error" "$OUT/peers.txt" | cut -c1-160 | head -30 ;;
+    copies)
+      n=$1; shift; ks=()
+      while [[ "${1:-}" =~ ^[0-9]+$ ]]; do ks+=("$1"); shift; done
+      C='^(layernorm/(fused|torch)/bf16/fwd_bwd/rows:8192/cols:768|backward/block/bf16/fwd_bwd/small/B:8/T:1024)/launch:graph'
+      mkdir -p "$OUT/copies"
+      for ((i = 1; i <= n; i++)); do for k in "${ks[@]}"; do
+        "$B/gptbench" --benchmark_filter="$C" --gptbench_graph_copies="$k" --gptbench_settle=0.3 \
+          --benchmark_repetitions=3 --benchmark_min_time=0.1 --benchmark_out="$OUT/copies/copies-$k-$i.json" \
+          --benchmark_out_format=json > /dev/null 2>> "$OUT/copies/stderr.txt"
+      done; done
+      python3 "$ROOT/scripts/process_spread.py" "$OUT"/copies/*.json | tee "$OUT/copies.txt" ;;
     headline)
       H='^(softmax|layernorm|loss)/inductor/bf16/|^attention/inductor_flex/bf16/causal/(fwd|fwd_bwd)/B:8/H:12/L:4096/d:64/'
       H+='|^optim/inductor_adamw/fp32/model:small/|^model/train_step/small/bf16/B:8/T:1024/.*/mode:inductor_cg'
