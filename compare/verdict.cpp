@@ -35,6 +35,13 @@ std::string process_text(const MetricComparison& metric) {
          side(metric.contender, "new") + ", median to median)";
 }
 
+// Whether the samples' own spread is judged against the threshold: not when the sides' epochs
+// are paired. There a slow phase of one side shows in its epoch's difference, which the process
+// interval holds (and so the uncertainty), and the spread within processes enters through the
+// medians' errors; a quiet-median benchmark with noisy samples (a GEMM at the power limit) is
+// then judged by its interval, not set aside.
+bool samples_judged(const MetricComparison& metric) { return !metric.processes_paired; }
+
 // What makes a metric too noisy for its threshold, e.g. "robust CV 22.0% (new)".
 std::string noise_text(const MetricComparison& metric) {
   std::string out;
@@ -42,8 +49,10 @@ std::string noise_text(const MetricComparison& metric) {
   const auto cv_text = [](const SideStats& s) {
     return std::string(s.processes >= 2 ? "robust CV within processes " : "robust CV ") + percent(sample_noise_cv(s));
   };
-  if (sample_noise_cv(metric.base) > metric.threshold) add(cv_text(metric.base) + " (base)");
-  if (sample_noise_cv(metric.contender) > metric.threshold) add(cv_text(metric.contender) + " (new)");
+  if (samples_judged(metric)) {
+    if (sample_noise_cv(metric.base) > metric.threshold) add(cv_text(metric.base) + " (base)");
+    if (sample_noise_cv(metric.contender) > metric.threshold) add(cv_text(metric.contender) + " (new)");
+  }
   if (processes_too_far_apart(metric)) add(process_text(metric));
   // An interval as wide as the processes' says nothing new: print it when the samples' own
   // spread makes it wider.
@@ -71,8 +80,9 @@ const char* to_string(Verdict verdict) {
 constexpr double kInterval95 = 1.96;
 
 bool too_noisy(const MetricComparison& metric) {
-  return metric.uncertainty > metric.threshold || sample_noise_cv(metric.base) > metric.threshold ||
-         sample_noise_cv(metric.contender) > metric.threshold;
+  return metric.uncertainty > metric.threshold ||
+         (samples_judged(metric) && (sample_noise_cv(metric.base) > metric.threshold ||
+                                     sample_noise_cv(metric.contender) > metric.threshold));
 }
 
 size_t repetitions_needed(double alpha) {

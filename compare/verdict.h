@@ -67,8 +67,9 @@ MetricComparison compare_metric(SideStats base, SideStats contender, Direction d
                                 double threshold, bool paired_processes = false);
 
 // Noise wider than the threshold: the change's uncertainty (which holds what the
-// processes' medians leave unknown) or the robust CV of either side. Such a metric is
-// "unreliable", whatever its p-value.
+// processes' medians leave unknown) or, unless the sides' epochs are paired
+// (processes_paired), the robust CV of either side. Such a metric is "unreliable", whatever
+// its p-value.
 bool too_noisy(const MetricComparison& metric);
 
 // Holm's step-down over `tests` tests of `what` ("pairs") left `cutoff` as the

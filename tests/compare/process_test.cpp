@@ -306,6 +306,45 @@ TEST(ProcessSpread, APooledChangeThatTheProcessesDoNotShowIsNoRegression) {
   EXPECT_TRUE(std::isnan(process_change(base, describe({72000, 72001}, {0, 0}))));
 }
 
+TEST(ProcessSpread, PairedEpochsJudgeNoisySamplesByTheirInterval) {
+  // A GEMM at the power limit (the LM head on an H200): its samples spread +-3% within every
+  // process (robust CV 2.2%, over the 2% threshold), while the epochs' medians agree. Unpaired,
+  // the noise rule sets it aside; paired, its interval (0.7% from 40 samples a process, the
+  // epochs' differences cancelling) is within the threshold, so an A/A is "same" and a 4%
+  // slowdown a regression.
+  const auto noisy = [](double center, int64_t id, std::vector<double>& out, std::vector<int64_t>& ids) {
+    for (int i = 0; i < 40; ++i) out.push_back(center * (1 + 0.03 * (2.0 * i / 39 - 1))), ids.push_back(id);
+  };
+  std::vector<double> b, n, slow;
+  std::vector<int64_t> b_ids, n_ids, slow_ids;
+  const double epochs[3] = {100, 100.3, 99.8};
+  for (int64_t e = 0; e < 3; ++e) {
+    noisy(epochs[e], e, b, b_ids);
+    noisy(epochs[e] * 1.001, e, n, n_ids);
+    noisy(epochs[e] * 1.04, e, slow, slow_ids);
+  }
+  const SideStats base = describe(b, b_ids), same = describe(n, n_ids), slower = describe(slow, slow_ids);
+  EXPECT_GT(sample_noise_cv(base), kThreshold);
+  const MetricComparison unpaired = compare_metric(base, same, Direction::kLowerIsBetter, 0.05, kThreshold, false);
+  EXPECT_EQ(unpaired.verdict, Verdict::kUnreliable);
+  EXPECT_NE(unpaired.reason.find("robust CV within processes"), std::string::npos) << unpaired.reason;
+  const MetricComparison aa = compare_metric(base, same, Direction::kLowerIsBetter, 0.05, kThreshold, true);
+  EXPECT_LT(aa.uncertainty, kThreshold);
+  EXPECT_FALSE(too_noisy(aa));
+  EXPECT_EQ(aa.verdict, Verdict::kSame) << aa.reason;
+  const MetricComparison planted = compare_metric(base, slower, Direction::kLowerIsBetter, 0.05, kThreshold, true);
+  EXPECT_EQ(planted.verdict, Verdict::kRegression) << planted.reason;
+  // Samples too few or too spread for their medians: the interval itself is wide, still noise.
+  std::vector<double> wild;
+  std::vector<int64_t> wild_ids;
+  for (int64_t e = 0; e < 3; ++e)
+    for (int i = 0; i < 5; ++i) wild.push_back(epochs[e] * (1 + 0.3 * (i - 2) / 2.0)), wild_ids.push_back(e);
+  const MetricComparison loud =
+      compare_metric(describe(wild, wild_ids), describe(wild, wild_ids), Direction::kLowerIsBetter, 0.05, kThreshold, true);
+  EXPECT_TRUE(too_noisy(loud));
+  EXPECT_EQ(loud.verdict, Verdict::kUnreliable) << loud.reason;
+}
+
 TEST(ProcessSpread, ASideOfOneProcessIsTakenToVaryLikeTheOther) {
   // Base from 3 processes (log sd 0.01), new from one: error 0.01 * sqrt(1/3 + 1) on 2 degrees
   // of freedom (t = 4.303).
