@@ -21,10 +21,7 @@
 
 namespace gptbench {
 
-struct LayerNormFp8 {
-  Fp8Tensor q;
-  at::Tensor y;  // (rows, C) bf16 when keep_y, else undefined
-};
+using LayerNormFp8 = Fp8Produced;
 
 LayerNormFp8 layernorm_fp8(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta, double eps,
                            Fp8Granularity g, bool keep_y = false);

@@ -11,6 +11,10 @@
 //   tensor:       two kernels: per-block maxima over a grid-stride loop (at most 1,024 blocks),
 //                 then the quantizing kernel, each of whose blocks first reduces those maxima
 //                 (no atomics, no memset, deterministic); its block 0 writes scale_inv.
+// The row and 1x128 kernels read their values through an input: the bf16 tensor itself, or
+// (launch_fp8_quantize_gelu) GELU's output computed from the MLP-up GEMM's output and bias, so
+// the bf16 activation is quantized where it is produced (the row kernel computes it twice,
+// once per pass, from the same reads: the same values).
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
 
@@ -69,27 +73,73 @@ __device__ __forceinline__ uint2 quant8(const Vec8& x, float scale) {
 
 __device__ __forceinline__ void store8(uint8_t* q, uint2 v) { *reinterpret_cast<uint2*>(q) = v; }
 
-__global__ void __launch_bounds__(kThreads) quantize_rows(const __nv_bfloat16* __restrict__ x,
-                                                          uint8_t* __restrict__ q,
+__device__ __forceinline__ float round_bf16(float v) { return __bfloat162float(__float2bfloat16_rn(v)); }
+
+__device__ __forceinline__ void store8_bf16(__nv_bfloat16* p, const Vec8& v) {
+  uint32_t w[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const __nv_bfloat162 h = __floats2bfloat162_rn(v.v[2 * i], v.v[2 * i + 1]);
+    w[i] = *reinterpret_cast<const uint32_t*>(&h);
+  }
+  *reinterpret_cast<uint4*>(p) = make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+// The values a kernel quantizes: the bf16 tensor x.
+struct PlainInput {
+  const __nv_bfloat16* x;
+  __device__ Vec8 load(int64_t row, int64_t col, int64_t cols) const { return load8(x + row * cols + col); }
+  __device__ void keep(int64_t, int64_t, int64_t, const Vec8&) const {}
+};
+
+// GELU's output as the bf16 composition computes it: h = bf16(u + bias) (no bias: h = u), then
+// bf16(0.5 h (1 + tanh(sqrt(2/pi) (h + 0.044715 h^3)))) in fp32, LibTorch's tanh form; y, when
+// set, receives those bf16 values.
+struct BiasGeluInput {
+  const __nv_bfloat16* u;
+  const __nv_bfloat16* bias;  // (cols) or nullptr
+  __nv_bfloat16* y;           // (rows, cols) or nullptr
+  __device__ Vec8 load(int64_t row, int64_t col, int64_t cols) const {
+    Vec8 v = load8(u + row * cols + col);
+    const Vec8 b = bias != nullptr ? load8(bias + col) : Vec8{};
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) {
+      const float h = bias != nullptr ? round_bf16(v.v[i] + b.v[i]) : v.v[i];
+      const float cube = h * h * h;
+      const float inner = 0.7978845608028654f * (h + 0.044715f * cube);
+      v.v[i] = round_bf16(0.5f * h * (1.f + tanhf(inner)));
+    }
+    return v;
+  }
+  __device__ void keep(int64_t row, int64_t col, int64_t cols, const Vec8& v) const {
+    if (y != nullptr) store8_bf16(y + row * cols + col, v);
+  }
+};
+
+template <typename In>
+__global__ void __launch_bounds__(kThreads) quantize_rows(In in, uint8_t* __restrict__ q,
                                                           float* __restrict__ scale_inv,
                                                           int64_t rows, int64_t cols) {
   const int64_t row = int64_t{blockIdx.x} * (kThreads / kWarpSize) + threadIdx.x / kWarpSize;
   if (row >= rows) return;  // whole warps leave together
   const int lane = threadIdx.x % kWarpSize;
-  const __nv_bfloat16* xr = x + row * cols;
   uint8_t* qr = q + row * cols;
   float amax = 0.f;
 #pragma unroll 4
-  for (int64_t c = int64_t{lane} * kVec; c < cols; c += kWarpSize * kVec) amax = fmaxf(amax, amax8(load8(xr + c)));
+  for (int64_t c = int64_t{lane} * kVec; c < cols; c += kWarpSize * kVec) amax = fmaxf(amax, amax8(in.load(row, c, cols)));
   amax = warp_max(amax);
   const float scale = fp8_scale_from_amax(amax);
   if (lane == 0) scale_inv[row] = 1.f / scale;
 #pragma unroll 4
-  for (int64_t c = int64_t{lane} * kVec; c < cols; c += kWarpSize * kVec) store8(qr + c, quant8(load8(xr + c), scale));
+  for (int64_t c = int64_t{lane} * kVec; c < cols; c += kWarpSize * kVec) {
+    const Vec8 v = in.load(row, c, cols);
+    in.keep(row, c, cols, v);
+    store8(qr + c, quant8(v, scale));
+  }
 }
 
-__global__ void __launch_bounds__(kThreads) quantize_blocks_1x128(const __nv_bfloat16* __restrict__ x,
-                                                                  uint8_t* __restrict__ q,
+template <typename In>
+__global__ void __launch_bounds__(kThreads) quantize_blocks_1x128(In in, uint8_t* __restrict__ q,
                                                                   float* __restrict__ scale_inv,
                                                                   int64_t rows, int64_t cols) {
   constexpr int kLanes = kFp8Block / kVec;  // 16 lanes per block of 128
@@ -100,12 +150,15 @@ __global__ void __launch_bounds__(kThreads) quantize_blocks_1x128(const __nv_bfl
   const int64_t col = kb * kFp8Block + sub * kVec;
   const bool active = row < rows && col < cols;
   Vec8 v{};
-  if (active) v = load8(x + row * cols + col);
+  if (active) v = in.load(row, col, cols);
   // Every lane takes part in the butterfly (full mask), active or not.
   const float scale = fp8_scale_from_amax(warp_max<kLanes>(amax8(v)));
   if (row >= rows) return;
   if (sub == 0) scale_inv[kb * rows + row] = 1.f / scale;
-  if (active) store8(q + row * cols + col, quant8(v, scale));
+  if (active) {
+    in.keep(row, col, cols, v);
+    store8(q + row * cols + col, quant8(v, scale));
+  }
 }
 
 __global__ void __launch_bounds__(kThreads) quantize_blocks_128x128(const __nv_bfloat16* __restrict__ x,
@@ -168,6 +221,7 @@ __global__ void __launch_bounds__(kThreads) tensor_quantize(const __nv_bfloat16*
 }
 
 unsigned grid_of(int64_t threads) { return static_cast<unsigned>((threads + kThreads - 1) / kThreads); }
+unsigned grid_1x128(int64_t rows, int64_t cols) { return grid_of(rows * fp8_blocks(cols) * (kFp8Block / kVec)); }
 
 }  // namespace
 
@@ -186,11 +240,12 @@ void launch_fp8_quantize(const Fp8QuantizeArgs& a, cudaStream_t stream) {
   const auto* x = static_cast<const __nv_bfloat16*>(a.x);
   switch (a.granularity) {
     case Fp8Granularity::kRow:
-      quantize_rows<<<grid_of(a.rows * kWarpSize), kThreads, 0, stream>>>(x, a.q, a.scale_inv, a.rows, a.cols);
+      quantize_rows<<<grid_of(a.rows * kWarpSize), kThreads, 0, stream>>>(PlainInput{x}, a.q, a.scale_inv, a.rows,
+                                                                          a.cols);
       break;
     case Fp8Granularity::kBlock1x128:
-      quantize_blocks_1x128<<<grid_of(a.rows * fp8_blocks(a.cols) * (kFp8Block / kVec)), kThreads, 0,
-                              stream>>>(x, a.q, a.scale_inv, a.rows, a.cols);
+      quantize_blocks_1x128<<<grid_1x128(a.rows, a.cols), kThreads, 0, stream>>>(PlainInput{x}, a.q, a.scale_inv,
+                                                                                 a.rows, a.cols);
       break;
     case Fp8Granularity::kBlock128x128: {
       const dim3 grid(static_cast<unsigned>(fp8_blocks(a.cols)), static_cast<unsigned>(fp8_blocks(a.rows)));
@@ -212,6 +267,26 @@ int launch_fp8_amax_partials(const void* x, float* partial, int64_t rows, int64_
   tensor_amax<<<partials, kThreads, 0, stream>>>(static_cast<const __nv_bfloat16*>(x), partial, rows * cols / kVec);
   CUDA_CHECK_LAUNCH();
   return partials;
+}
+
+void launch_fp8_quantize_gelu(const Fp8GeluQuantizeArgs& a, cudaStream_t stream) {
+  if (a.cols % kVec != 0)
+    throw std::invalid_argument("launch_fp8_quantize_gelu: cols must be a multiple of 8, got " + std::to_string(a.cols));
+  if (a.rows <= 0 || a.cols <= 0) return;
+  const BiasGeluInput in{static_cast<const __nv_bfloat16*>(a.u), static_cast<const __nv_bfloat16*>(a.bias),
+                         static_cast<__nv_bfloat16*>(a.y)};
+  switch (a.granularity) {
+    case Fp8Granularity::kRow:
+      quantize_rows<<<grid_of(a.rows * kWarpSize), kThreads, 0, stream>>>(in, a.q, a.scale_inv, a.rows, a.cols);
+      break;
+    case Fp8Granularity::kBlock1x128:
+      quantize_blocks_1x128<<<grid_1x128(a.rows, a.cols), kThreads, 0, stream>>>(in, a.q, a.scale_inv, a.rows, a.cols);
+      break;
+    default:
+      throw std::invalid_argument(std::string("launch_fp8_quantize_gelu: fuses per-row and 1x128 scales only, not ") +
+                                  fp8_granularity_name(a.granularity));
+  }
+  CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace gptbench

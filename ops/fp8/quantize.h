@@ -29,6 +29,13 @@ struct Fp8Tensor {
   Fp8Granularity granularity = Fp8Granularity::kTensor;
 };
 
+// A quantization fused into the op that produces its input (ops/fp8/layernorm_fp8.h,
+// ops/fp8/gelu_fp8.h): the e4m3 tensor, and the producer's bf16 output where it was kept.
+struct Fp8Produced {
+  Fp8Tensor q;
+  at::Tensor y;  // (rows, cols) bf16 when kept, else undefined
+};
+
 Fp8Tensor quantize_fp8(const at::Tensor& x, Fp8Granularity g);
 // Uninitialised storage for a (rows, cols) quantization of granularity g on opts' device.
 Fp8Tensor empty_fp8(int64_t rows, int64_t cols, Fp8Granularity g, const at::TensorOptions& opts);

@@ -24,6 +24,20 @@ int64_t fp8_quantize_partials(int64_t rows, int64_t cols);
 
 void launch_fp8_quantize(const Fp8QuantizeArgs& a, cudaStream_t stream);
 
+// GELU's output quantized where it is produced (ops/fp8/gelu_fp8.h): y = GELU(bf16(u + bias))
+// in bf16, cast to e4m3 per row or per 1x128 block (throws std::invalid_argument for other
+// granularities); u and y 16-byte aligned, bias (optional) 16-byte aligned, cols a multiple of 8.
+struct Fp8GeluQuantizeArgs {
+  const void* u = nullptr;     // (rows, cols) bf16: the GEMM's output before its bias
+  const void* bias = nullptr;  // (cols) bf16, or nullptr
+  void* y = nullptr;           // (rows, cols) bf16 GELU output, or nullptr (not written)
+  uint8_t* q = nullptr;        // (rows, cols) e4m3
+  float* scale_inv = nullptr;  // fp8_scale_shape(granularity, rows, cols) floats
+  int64_t rows = 0, cols = 0;
+  Fp8Granularity granularity = Fp8Granularity::kRow;
+};
+void launch_fp8_quantize_gelu(const Fp8GeluQuantizeArgs& a, cudaStream_t stream);
+
 // The per-tensor quantizer's first pass on its own: partial[i] = max |x| over block i's share of
 // the (rows, cols) bf16 x, for fp8_quantize_partials(rows, cols) blocks (returned).
 int launch_fp8_amax_partials(const void* x, float* partial, int64_t rows, int64_t cols, cudaStream_t stream);
