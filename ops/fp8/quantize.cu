@@ -87,7 +87,7 @@ __device__ __forceinline__ void store8_bf16(__nv_bfloat16* p, const Vec8& v) {
 
 // The values a kernel quantizes: the bf16 tensor x.
 struct PlainInput {
-  const __nv_bfloat16* x;
+  const __nv_bfloat16* __restrict__ x;
   __device__ Vec8 load(int64_t row, int64_t col, int64_t cols) const { return load8(x + row * cols + col); }
   __device__ void keep(int64_t, int64_t, int64_t, const Vec8&) const {}
 };
@@ -96,9 +96,9 @@ struct PlainInput {
 // bf16(0.5 h (1 + tanh(sqrt(2/pi) (h + 0.044715 h^3)))) in fp32, LibTorch's tanh form; y, when
 // set, receives those bf16 values.
 struct BiasGeluInput {
-  const __nv_bfloat16* u;
-  const __nv_bfloat16* bias;  // (cols) or nullptr
-  __nv_bfloat16* y;           // (rows, cols) or nullptr
+  const __nv_bfloat16* __restrict__ u;
+  const __nv_bfloat16* __restrict__ bias;  // (cols) or nullptr
+  __nv_bfloat16* __restrict__ y;           // (rows, cols) or nullptr
   __device__ Vec8 load(int64_t row, int64_t col, int64_t cols) const {
     Vec8 v = load8(u + row * cols + col);
     const Vec8 b = bias != nullptr ? load8(bias + col) : Vec8{};
