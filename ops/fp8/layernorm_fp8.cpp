@@ -55,12 +55,11 @@ void launch(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta
 }
 #endif
 
-// y = LayerNorm(x) in bf16 by LibTorch (fp32 math, then the cast).
-at::Tensor torch_y(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta, double eps) {
+}  // namespace
+
+at::Tensor layernorm_bf16_torch(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta, double eps) {
   return at::layer_norm(x, {x.size(1)}, gamma, beta, eps).to(at::kBFloat16);
 }
-
-}  // namespace
 
 std::string layernorm_fp8_unsupported(const at::Tensor& x, const at::Tensor& gamma, Fp8Granularity g) {
 #ifdef GPTBENCH_WITH_CUDA
@@ -111,7 +110,7 @@ LayerNormFp8 layernorm_fp8_composed(const at::Tensor& x, const at::Tensor& gamma
     return out;
   }
 #endif
-  out.y = torch_y(x, gamma, beta, eps);
+  out.y = layernorm_bf16_torch(x, gamma, beta, eps);
   out.q = quantize_fp8(out.y, g);  // the CPU reference on the CPU
   return out;
 }
@@ -120,7 +119,7 @@ LayerNormFp8 layernorm_fp8_torch(const at::Tensor& x, const at::Tensor& gamma, c
                                  double eps, Fp8Granularity g) {
   check(x, gamma, beta, g, "layernorm_fp8_torch");
   LayerNormFp8 out;
-  out.y = torch_y(x, gamma, beta, eps);
+  out.y = layernorm_bf16_torch(x, gamma, beta, eps);
   out.q = quantize_fp8_torch(out.y, g);
   return out;
 }

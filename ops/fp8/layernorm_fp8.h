@@ -30,6 +30,9 @@ LayerNormFp8 layernorm_fp8_composed(const at::Tensor& x, const at::Tensor& gamma
 LayerNormFp8 layernorm_fp8_torch(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta,
                                  double eps, Fp8Granularity g);
 
+// LayerNorm(x) in bf16 by LibTorch (fp32 math, then the cast): the values every form quantizes.
+at::Tensor layernorm_bf16_torch(const at::Tensor& x, const at::Tensor& gamma, const at::Tensor& beta, double eps);
+
 // Why layernorm_fp8 cannot run its kernel for these arguments ("" when it can): not CUDA, not
 // fp32, a width the kernel does not take, a granularity other than row and 1×128.
 std::string layernorm_fp8_unsupported(const at::Tensor& x, const at::Tensor& gamma, Fp8Granularity g);
