@@ -3,6 +3,9 @@
 #include <ATen/core/grad_mode.h>
 #include <torch/autograd.h>
 
+#include <stdexcept>
+#include <string>
+
 #include "model/fused_linear.h"
 #include "model/linear_operands.h"
 #include "ops/column_sum.h"
@@ -70,6 +73,48 @@ struct Fp8Linear : torch::autograd::Function<Fp8Linear> {
   }
 };
 
+// linear(GELU(bf16(u + b_pre)), w, b), the MLP's c_proj after its GELU: u is c_fc's bf16 output
+// (2-D rows) before its bias b_pre, and the GELU output is quantized where it is computed
+// (quantize_per_tensor_gelu_fp8), never written in bf16. The backward recomputes GELU's input
+// from u and b_pre in the pass that takes GELU's derivative and sums b_pre's gradient
+// (gelu_backward_column_sum).
+struct Fp8LinearAfterGelu : torch::autograd::Function<Fp8LinearAfterGelu> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& u, const at::Tensor& b_pre,
+                            const at::Tensor& w, const at::Tensor& b_or_empty) {
+    const at::Tensor b = b_or_empty.numel() > 0 ? b_or_empty : at::Tensor();
+    const at::Tensor bp = bf16_operand(b_pre);
+    Fp8LinearSaved saved;
+    at::Tensor y = at::empty({u.size(0), w.size(0)}, u.options());
+    linear_forward_fp8(quantize_per_tensor_gelu_fp8(u, bp, Fp8Format::kE4m3, Fp8Copies::kBoth), bf16_operand(w),
+                       y, saved, /*for_backward=*/true);
+    if (b.defined()) y.add_(bf16_operand(b));
+    ctx->save_for_backward({u, bp, saved.x.data_t, saved.x.scale_inv, saved.w.data_t, saved.w.scale_inv});
+    ctx->saved_data["b_pre_dtype"] = static_cast<int64_t>(b_pre.scalar_type());
+    ctx->saved_data["w_dtype"] = static_cast<int64_t>(w.scalar_type());
+    ctx->saved_data["b_dtype"] = static_cast<int64_t>(b.defined() ? b.scalar_type() : w.scalar_type());
+    return y;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const auto s = ctx->get_saved_variables();
+    const at::Tensor u = s[0], bp = s[1];
+    Fp8LinearSaved saved;
+    saved.x.data_t = s[2];
+    saved.x.scale_inv = s[3];
+    saved.w.data_t = s[4];
+    saved.w.scale_inv = s[5];
+    const int64_t k = s[2].size(0), m = s[2].size(1), n = s[4].size(1);
+    const at::Tensor dy = bf16_grad_rows(grads[0]);  // (M, N)
+    const at::Tensor one = at::empty({1, 1}, dy.options());
+    at::Tensor dh = at::empty({m, k}, dy.options()), dw = at::empty({n, k}, dy.options());
+    linear_backward(kImpl, dy, one.expand({m, k}), one.expand({n, k}), saved, dh, dw);
+    auto [du, db_pre] = gelu_backward_column_sum(dh, u, bp);
+    return {du, db_pre.to(saved_dtype(ctx, "b_pre_dtype")),
+            ctx->needs_input_grad(2) ? dw.to(saved_dtype(ctx, "w_dtype")) : at::Tensor(),
+            ctx->needs_input_grad(3) ? column_sum(dy).to(saved_dtype(ctx, "b_dtype")) : at::Tensor()};
+  }
+};
+
 }  // namespace
 
 bool fp8_linear_shape_supported(int64_t rows, int64_t in, int64_t out) {
@@ -95,6 +140,32 @@ at::Tensor linear_fp8(const at::Tensor& x, const at::Tensor& w, const at::Tensor
     return unrows(forward_rows(bf16_rows(x), w, b, saved, /*for_backward=*/false), x);
   }
   return unrows(Fp8Linear::apply(bf16_rows(x), w, b.defined() ? b : no_bias(w)), x);
+}
+
+at::Tensor linear_fp8_after_gelu(const at::Tensor& u, const at::Tensor& b_pre, const at::Tensor& w,
+                                 const at::Tensor& b) {
+  const char* fn = "linear_fp8_after_gelu";
+  check_linear_input(fn, u);
+  if (!b_pre.defined() || b_pre.dim() != 1 || b_pre.size(0) != u.size(-1))
+    throw std::invalid_argument(std::string(fn) + ": b_pre must be (" + std::to_string(u.size(-1)) +
+                                "), the bias of the layer that made u");
+  check_linear_layer(fn, "the", w, b, u.size(-1), /*bias_optional=*/true);
+  if (!fp8_linear_available(u, w)) {
+    const at::Tensor h = at::gelu((u + b_pre).to(u.scalar_type()), "tanh");
+    return linear_fp8(h, w, b);
+  }
+  const bool grad = at::GradMode::is_enabled() && (u.requires_grad() || b_pre.requires_grad() ||
+                                                   w.requires_grad() || (b.defined() && b.requires_grad()));
+  const at::Tensor rows = bf16_rows(u);
+  if (!grad) {
+    Fp8LinearSaved saved;
+    at::Tensor y = at::empty({rows.size(0), w.size(0)}, rows.options());
+    linear_forward_fp8(quantize_per_tensor_gelu_fp8(rows, bf16_operand(b_pre), Fp8Format::kE4m3, Fp8Copies::kPlain),
+                       bf16_operand(w), y, saved, /*for_backward=*/false);
+    if (b.defined()) y.add_(bf16_operand(b));
+    return unrows(y, u);
+  }
+  return unrows(Fp8LinearAfterGelu::apply(rows, b_pre, w, b.defined() ? b : no_bias(w)), u);
 }
 
 }  // namespace gptbench

@@ -101,9 +101,9 @@ MLPImpl::MLPImpl(const GPT2Config& cfg) {
 }
 
 torch::Tensor MLPImpl::forward(const torch::Tensor& x) {
-  if (fp8)
-    return linear_fp8(at::gelu(linear_fp8(x, c_fc->weight, c_fc->bias), "tanh"), c_proj->weight,
-                      c_proj->bias);
+  if (fp8)  // c_fc without its bias: c_proj's FP8 input quantization adds it where GELU reads it
+    return linear_fp8_after_gelu(linear_fp8(x, c_fc->weight, /*b=*/{}), c_fc->bias, c_proj->weight,
+                                 c_proj->bias);
   if (kernels == BlockKernels::kFused)
     return mlp_gelu_fused(x, c_fc->weight, c_fc->bias, c_proj->weight, c_proj->bias, weight_grad);
   return c_proj->forward(at::gelu(c_fc->forward(x), "tanh"));

@@ -64,7 +64,7 @@ struct MLPImpl : torch::nn::Module {
   torch::nn::Linear c_fc{nullptr}, c_proj{nullptr};
   BlockKernels kernels = BlockKernels::kTorch;
   WeightGrad weight_grad = WeightGrad::kReturn;
-  bool fp8 = false;  // c_fc and c_proj through linear_fp8, the tanh-GELU between them in bf16
+  bool fp8 = false;  // c_fc through linear_fp8 without its bias, then linear_fp8_after_gelu (bias + tanh-GELU fused into c_proj's input quantization)
 };
 TORCH_MODULE(MLP);
 

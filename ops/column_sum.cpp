@@ -64,27 +64,34 @@ at::Tensor column_sum(const at::Tensor& x) {
   return x.sum(0, /*keepdim=*/false, at::kFloat);
 }
 
-std::pair<at::Tensor, at::Tensor> gelu_backward_column_sum(const at::Tensor& dh, const at::Tensor& pre) {
+std::pair<at::Tensor, at::Tensor> gelu_backward_column_sum(const at::Tensor& dh, const at::Tensor& pre,
+                                                           const at::Tensor& bias) {
   check_matrix("gelu_backward_column_sum", dh);
   check_matrix("gelu_backward_column_sum", pre);
   if (dh.sizes() != pre.sizes())
     throw std::invalid_argument("gelu_backward_column_sum: dh " + c10::str(dh.sizes()) +
                                 " and pre " + c10::str(pre.sizes()) + " differ");
+  if (bias.defined() && (bias.dim() != 1 || bias.size(0) != pre.size(1) || bias.device() != pre.device()))
+    throw std::invalid_argument("gelu_backward_column_sum: bias must be (" + std::to_string(pre.size(1)) +
+                                ") on pre's device, got " + c10::str(bias.sizes()));
 #ifdef GPTBENCH_WITH_CUDA
+  const bool bias_ok = !bias.defined() || (bias.scalar_type() == at::kBFloat16 && bias.is_contiguous() &&
+                                           reinterpret_cast<uintptr_t>(bias.data_ptr()) % 16 == 0);
   const bool kernel = column_sum_uses_kernel(dh) && column_sum_uses_kernel(pre) &&
                       dh.scalar_type() == at::kBFloat16 && pre.scalar_type() == at::kBFloat16 &&
-                      dh.device() == pre.device() && dh.numel() > 0;
+                      dh.device() == pre.device() && dh.numel() > 0 && bias_ok;
   if (kernel) {
     const c10::cuda::CUDAGuard guard(dh.device());
     const SumLaunch l = sum_launch(dh);
     auto d_pre = at::empty_like(dh);
-    launch_gelu_backward_column_sum(dh.data_ptr(), pre.data_ptr(), d_pre.data_ptr(), dh.size(0),
-                                    dh.size(1), l.partial.data_ptr<float>(), l.out.data_ptr<float>(),
-                                    l.stream);
+    launch_gelu_backward_column_sum(dh.data_ptr(), pre.data_ptr(), bias.defined() ? bias.data_ptr() : nullptr,
+                                    d_pre.data_ptr(), dh.size(0), dh.size(1), l.partial.data_ptr<float>(),
+                                    l.out.data_ptr<float>(), l.stream);
     return {d_pre, l.out};
   }
 #endif
-  auto d_pre = at::gelu_backward(dh, pre, "tanh");
+  const at::Tensor x = bias.defined() ? pre + bias.to(pre.scalar_type()) : pre;
+  auto d_pre = at::gelu_backward(dh, x, "tanh");
   return {d_pre, d_pre.sum(0, /*keepdim=*/false, at::kFloat)};
 }
 

@@ -51,15 +51,22 @@ __device__ __forceinline__ float gelu_tanh_grad(float x) {
   return 0.5f * (1.f + t) + 0.5f * x * (1.f - t * t) * k0 * (1.f + 3.f * k1 * x * x);
 }
 
+// GELU's input is pre, or bf16(pre + bias) where a bias is given (the bias add it follows).
 struct GeluGradRows {
   const __nv_bfloat16* __restrict__ dh;
   const __nv_bfloat16* __restrict__ pre;
+  const __nv_bfloat16* __restrict__ bias;  // (cols) or nullptr
   __nv_bfloat16* __restrict__ d_pre;
   int64_t cols;
   __device__ __forceinline__ void add8(int64_t r, int64_t c0, float (&acc)[kCols]) const {
     const int64_t o = r * cols + c0;
     const auto g = load_pack<__nv_bfloat16, kCols, true>(dh + o);
-    const auto x = load_pack<__nv_bfloat16, kCols, true>(pre + o);
+    auto x = load_pack<__nv_bfloat16, kCols, true>(pre + o);
+    if (bias != nullptr) {
+      const auto b = load_pack<__nv_bfloat16, kCols, true>(bias + c0);
+#pragma unroll
+      for (int k = 0; k < kCols; ++k) x.v[k] = from_float<__nv_bfloat16>(to_float(x.v[k]) + to_float(b.v[k]));
+    }
     Pack<__nv_bfloat16, kCols> d;
 #pragma unroll
     for (int k = 0; k < kCols; ++k) {
@@ -140,11 +147,12 @@ void launch_column_sum(const void* x, ElemType dtype, int64_t rows, int64_t cols
   });
 }
 
-void launch_gelu_backward_column_sum(const void* dh, const void* pre, void* d_pre, int64_t rows,
-                                     int64_t cols, float* partial, float* out, cudaStream_t stream) {
+void launch_gelu_backward_column_sum(const void* dh, const void* pre, const void* bias, void* d_pre,
+                                     int64_t rows, int64_t cols, float* partial, float* out,
+                                     cudaStream_t stream) {
   if (cols == 0) return;
   const GeluGradRows op{static_cast<const __nv_bfloat16*>(dh), static_cast<const __nv_bfloat16*>(pre),
-                        static_cast<__nv_bfloat16*>(d_pre), cols};
+                        static_cast<const __nv_bfloat16*>(bias), static_cast<__nv_bfloat16*>(d_pre), cols};
   launch_partials(op, rows, cols, partial, out, stream);
 }
 

@@ -15,9 +15,12 @@ at::Tensor column_sum(const at::Tensor& x);
 // Whether column_sum(x) runs our kernels.
 bool column_sum_uses_kernel(const at::Tensor& x);
 
-// tanh-GELU's backward and the bias gradient before it, in one pass: {d_pre = dh · gelu_tanh'(pre)
-// in bf16, Σ over rows of d_pre in fp32}. Our kernel for dh and pre both taken by column_sum's
-// kernel in bf16 (same shape); LibTorch's at::gelu_backward and sum otherwise.
-std::pair<at::Tensor, at::Tensor> gelu_backward_column_sum(const at::Tensor& dh, const at::Tensor& pre);
+// tanh-GELU's backward and the bias gradient before it, in one pass: {d_pre = dh · gelu_tanh'(x)
+// in bf16, Σ over rows of d_pre in fp32}, x = pre, or bf16(pre + bias) when a (cols) bias is
+// given (GELU after a bias add that was not written: model/fp8_linear.h). Our kernel for dh, pre
+// (and bias) taken by column_sum's kernel in bf16 (same shape); LibTorch's at::gelu_backward and
+// sum otherwise.
+std::pair<at::Tensor, at::Tensor> gelu_backward_column_sum(const at::Tensor& dh, const at::Tensor& pre,
+                                                           const at::Tensor& bias = {});
 
 }  // namespace gptbench

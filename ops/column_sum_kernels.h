@@ -19,9 +19,11 @@ void launch_column_sum(const void* x, ElemType dtype, int64_t rows, int64_t cols
                        float* out, cudaStream_t stream);
 
 // tanh-GELU's backward and its column sums in one pass over bf16 (rows, cols) matrices:
-// d_pre = bf16(dh · gelu_tanh'(pre)), out[c] = Σ_r d_pre[r, c] (of the bf16 values written), with
-// `partial` and the rules of launch_column_sum (all three 16-byte aligned).
-void launch_gelu_backward_column_sum(const void* dh, const void* pre, void* d_pre, int64_t rows,
-                                     int64_t cols, float* partial, float* out, cudaStream_t stream);
+// d_pre = bf16(dh · gelu_tanh'(x)), out[c] = Σ_r d_pre[r, c] (of the bf16 values written), with
+// `partial` and the rules of launch_column_sum (all 16-byte aligned); x is pre, or bf16(pre +
+// bias) with a (cols) bf16 bias (null: none).
+void launch_gelu_backward_column_sum(const void* dh, const void* pre, const void* bias, void* d_pre,
+                                     int64_t rows, int64_t cols, float* partial, float* out,
+                                     cudaStream_t stream);
 
 }  // namespace gptbench

@@ -146,10 +146,7 @@ void linear_forward(LinearImpl impl, const at::Tensor& x, const at::Tensor& w, a
   const Fp8Copies copies = for_backward ? Fp8Copies::kBoth : Fp8Copies::kPlain;
   switch (impl) {
     case LinearImpl::kFp8:
-      saved.x = quantize_per_tensor_fp8(x, Fp8Format::kE4m3, copies);
-      saved.w = quantize_per_tensor_fp8(w, Fp8Format::kE4m3, copies);
-      gemm_fp8_cublaslt({saved.x.data, saved.x.scale_inv, Fp8Granularity::kTensor},
-                        {saved.w.data, saved.w.scale_inv, Fp8Granularity::kTensor}, Fp8GemmScaling::kTensor, y);
+      linear_forward_fp8(quantize_per_tensor_fp8(x, Fp8Format::kE4m3, copies), w, y, saved, for_backward);
       break;
     case LinearImpl::kScaledMm:
       saved.x = quantize_per_tensor_fp8_torch(x, Fp8Format::kE4m3, copies);
@@ -160,6 +157,23 @@ void linear_forward(LinearImpl impl, const at::Tensor& x, const at::Tensor& w, a
       at::linear_out(y, x, w);
       break;
   }
+}
+
+void linear_forward_fp8(Fp8PerTensor xq, const at::Tensor& w, at::Tensor& y, Fp8LinearSaved& saved,
+                        bool for_backward) {
+  check_bf16({{"w", &w}, {"y", &y}});
+  if (auto why = linear_unsupported(LinearImpl::kFp8, y.device()); !why.empty())
+    throw std::invalid_argument("linear_forward_fp8: " + why);
+  if (!xq.data.defined() || xq.format != Fp8Format::kE4m3 || xq.data.dim() != 2 ||
+      (for_backward && !xq.data_t.defined()))
+    throw std::invalid_argument("linear_forward_fp8: x must be quantized to e4m3 with its plain copy (and its "
+                                "transposed one for a backward)");
+  check_shape("w", w, w.size(0), xq.data.size(1), y);
+  check_shape("y", y, xq.data.size(0), w.size(0), y);
+  saved.x = std::move(xq);
+  saved.w = quantize_per_tensor_fp8(w, Fp8Format::kE4m3, for_backward ? Fp8Copies::kBoth : Fp8Copies::kPlain);
+  gemm_fp8_cublaslt({saved.x.data, saved.x.scale_inv, Fp8Granularity::kTensor},
+                    {saved.w.data, saved.w.scale_inv, Fp8Granularity::kTensor}, Fp8GemmScaling::kTensor, y);
 }
 
 void linear_backward(LinearImpl impl, const at::Tensor& dy, const at::Tensor& x, const at::Tensor& w,

@@ -57,6 +57,12 @@ std::string linear_unsupported(LinearImpl impl, c10::Device device);
 void linear_forward(LinearImpl impl, const at::Tensor& x, const at::Tensor& w, at::Tensor& y,
                     Fp8LinearSaved& saved, bool for_backward);
 
+// kFp8's forward from x already quantized per tensor to e4m3 (xq: X̂, with X̂ᵀ when
+// for_backward; e.g. GELU's output quantized where it is produced, quantize_per_tensor_gelu_fp8):
+// saved.x takes xq, W is quantized and the GEMM runs as in linear_forward. Same rules.
+void linear_forward_fp8(Fp8PerTensor xq, const at::Tensor& w, at::Tensor& y, Fp8LinearSaved& saved,
+                        bool for_backward);
+
 // dx (M, K) and dw (N, K) bf16 contiguous, written from dy (M, N) bf16: the FP8 impls from
 // `saved` (after linear_forward with for_backward), which receives dŶ; kTorchBf16 from x and w.
 void linear_backward(LinearImpl impl, const at::Tensor& dy, const at::Tensor& x, const at::Tensor& w,

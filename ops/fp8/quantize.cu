@@ -11,7 +11,7 @@
 //   tensor:       two kernels: per-block maxima over a grid-stride loop (at most 1,024 blocks),
 //                 then the quantizing kernel, each of whose blocks first reduces those maxima
 //                 (no atomics, no memset, deterministic); its block 0 writes scale_inv.
-// The row and 1x128 kernels read their values through an input: the bf16 tensor itself, or
+// The row and 1x128 kernels read their values through an input (ops/fp8/inputs.cuh): the bf16 tensor itself, or
 // (launch_fp8_quantize_gelu) GELU's output computed from the MLP-up GEMM's output and bias, so
 // the bf16 activation is quantized where it is produced (the row kernel computes it twice,
 // once per pass, from the same reads: the same values).
@@ -24,40 +24,21 @@
 #include "ops/cuda_check.h"
 #include "ops/device/attributes.h"
 #include "ops/device/reduce.cuh"
+#include "ops/fp8/inputs.cuh"
 #include "ops/fp8/quantize_kernels.h"
 
 namespace gptbench {
 namespace {
 
+using fp8dev::amax8;
+using fp8dev::BiasGeluInput;
+using fp8dev::kVec;
+using fp8dev::load8;
+using fp8dev::PlainInput;
+using fp8dev::Vec8;
+
 constexpr int kThreads = 256;
-constexpr int kVec = 8;  // elements per access
 constexpr int kMaxPartials = 1024;
-
-struct Vec8 {
-  float v[kVec];
-};
-
-__device__ __forceinline__ Vec8 load8(const __nv_bfloat16* p) {
-  const uint4 raw = *reinterpret_cast<const uint4*>(p);
-  const uint32_t w[4] = {raw.x, raw.y, raw.z, raw.w};
-  Vec8 r;
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    __nv_bfloat162 h;
-    *reinterpret_cast<uint32_t*>(&h) = w[i];
-    const float2 f = __bfloat1622float2(h);
-    r.v[2 * i] = f.x;
-    r.v[2 * i + 1] = f.y;
-  }
-  return r;
-}
-
-__device__ __forceinline__ float amax8(const Vec8& x) {
-  float m = 0.f;
-#pragma unroll
-  for (int i = 0; i < kVec; ++i) m = fmaxf(m, fabsf(x.v[i]));
-  return m;
-}
 
 // e4m3(x · scale) of 8 values, element 0 in the lowest byte.
 __device__ __forceinline__ uint2 quant8(const Vec8& x, float scale) {
@@ -72,49 +53,6 @@ __device__ __forceinline__ uint2 quant8(const Vec8& x, float scale) {
 }
 
 __device__ __forceinline__ void store8(uint8_t* q, uint2 v) { *reinterpret_cast<uint2*>(q) = v; }
-
-__device__ __forceinline__ float round_bf16(float v) { return __bfloat162float(__float2bfloat16_rn(v)); }
-
-__device__ __forceinline__ void store8_bf16(__nv_bfloat16* p, const Vec8& v) {
-  uint32_t w[4];
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const __nv_bfloat162 h = __floats2bfloat162_rn(v.v[2 * i], v.v[2 * i + 1]);
-    w[i] = *reinterpret_cast<const uint32_t*>(&h);
-  }
-  *reinterpret_cast<uint4*>(p) = make_uint4(w[0], w[1], w[2], w[3]);
-}
-
-// The values a kernel quantizes: the bf16 tensor x.
-struct PlainInput {
-  const __nv_bfloat16* __restrict__ x;
-  __device__ Vec8 load(int64_t row, int64_t col, int64_t cols) const { return load8(x + row * cols + col); }
-  __device__ void keep(int64_t, int64_t, int64_t, const Vec8&) const {}
-};
-
-// GELU's output as the bf16 composition computes it: h = bf16(u + bias) (no bias: h = u), then
-// bf16(0.5 h (1 + tanh(sqrt(2/pi) (h + 0.044715 h^3)))) in fp32, LibTorch's tanh form; y, when
-// set, receives those bf16 values.
-struct BiasGeluInput {
-  const __nv_bfloat16* __restrict__ u;
-  const __nv_bfloat16* __restrict__ bias;  // (cols) or nullptr
-  __nv_bfloat16* __restrict__ y;           // (rows, cols) or nullptr
-  __device__ Vec8 load(int64_t row, int64_t col, int64_t cols) const {
-    Vec8 v = load8(u + row * cols + col);
-    const Vec8 b = bias != nullptr ? load8(bias + col) : Vec8{};
-#pragma unroll
-    for (int i = 0; i < kVec; ++i) {
-      const float h = bias != nullptr ? round_bf16(v.v[i] + b.v[i]) : v.v[i];
-      const float cube = h * h * h;
-      const float inner = 0.7978845608028654f * (h + 0.044715f * cube);
-      v.v[i] = round_bf16(0.5f * h * (1.f + tanhf(inner)));
-    }
-    return v;
-  }
-  __device__ void keep(int64_t row, int64_t col, int64_t cols, const Vec8& v) const {
-    if (y != nullptr) store8_bf16(y + row * cols + col, v);
-  }
-};
 
 template <typename In>
 __global__ void __launch_bounds__(kThreads) quantize_rows(In in, uint8_t* __restrict__ q,

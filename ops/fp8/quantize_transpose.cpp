@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <stdexcept>
 
+#include "ops/fp8/gelu_fp8.h"
 #include "ops/fp8/input_check.h"
 
 #ifdef GPTBENCH_WITH_CUDA
@@ -34,9 +35,6 @@ at::Tensor scalar_tensor(float v, c10::Device device) {
 
 // The fp32 values of x (rows, cols) as a contiguous CPU tensor.
 at::Tensor cpu_float(const at::Tensor& x) { return x.to(at::kCPU, at::kFloat).contiguous(); }
-
-#ifdef GPTBENCH_WITH_CUDA
-#endif
 
 template <typename Fp8>
 void cast_reference(const float* xp, int64_t rows, int64_t cols, float scale, float max, Fp8* q, Fp8* qt) {
@@ -128,12 +126,16 @@ Fp8PerTensor quantize_per_tensor_fp8_torch(const at::Tensor& x_in, Fp8Format f, 
   return q;
 }
 
-Fp8PerTensor fp8_tensor_scale(const at::Tensor& x, Fp8Format f) {
-  check_fp8_quantizer_input(x, "fp8_tensor_scale");
-  if (!x.is_cuda()) return fp8_tensor_scale_reference(x, f);
-  if (auto why = quantize_transpose_fp8_unsupported(x); !why.empty())
-    throw std::invalid_argument("fp8_tensor_scale: " + why);
+namespace {
+
 #ifdef GPTBENCH_WITH_CUDA
+// What our kernels quantize: x itself, or (`on`) GELU(bf16(x + bias)) computed from x.
+struct GeluOf {
+  bool on = false;
+  at::Tensor bias;  // contiguous, aligned, or undefined
+};
+
+Fp8PerTensor scale_on_gpu(const at::Tensor& x, Fp8Format f, const GeluOf& gelu) {
   c10::cuda::CUDAGuard guard(x.device());
   const at::Tensor xc = aligned_contiguous(x);
   const auto f32 = xc.options().dtype(at::kFloat);
@@ -144,6 +146,8 @@ Fp8PerTensor fp8_tensor_scale(const at::Tensor& x, Fp8Format f) {
   q.scale_inv = at::empty({1, 1}, f32);
   Fp8TensorScaleArgs a;
   a.x = xc.data_ptr();
+  a.gelu = gelu.on;
+  a.gelu_bias = gelu.bias.defined() ? gelu.bias.data_ptr() : nullptr;
   a.partial = partial.data_ptr<float>();
   a.scale = q.scale.data_ptr<float>();
   a.scale_inv = q.scale_inv.data_ptr<float>();
@@ -152,6 +156,38 @@ Fp8PerTensor fp8_tensor_scale(const at::Tensor& x, Fp8Format f) {
   a.format = f;
   launch_fp8_tensor_scale(a, at::cuda::getCurrentCUDAStream(x.device().index()).stream());
   return q;
+}
+
+void cast_on_gpu(const at::Tensor& x, Fp8PerTensor& q, Fp8Copies copies, const GeluOf& gelu) {
+  c10::cuda::CUDAGuard guard(x.device());
+  const at::Tensor xc = aligned_contiguous(x);
+  const int64_t rows = xc.size(0), cols = xc.size(1);
+  const auto opts = xc.options().dtype(fp8_scalar_type(q.format));
+  q.data = fp8_writes_plain(copies) ? at::empty({rows, cols}, opts) : at::Tensor();
+  q.data_t = fp8_writes_transposed(copies) ? at::empty({cols, rows}, opts) : at::Tensor();
+  Fp8QuantizeTransposeArgs a;
+  a.x = xc.data_ptr();
+  a.gelu = gelu.on;
+  a.gelu_bias = gelu.bias.defined() ? gelu.bias.data_ptr() : nullptr;
+  a.scale = q.scale.data_ptr<float>();
+  a.q = q.data.defined() ? reinterpret_cast<uint8_t*>(q.data.data_ptr()) : nullptr;
+  a.qt = q.data_t.defined() ? reinterpret_cast<uint8_t*>(q.data_t.data_ptr()) : nullptr;
+  a.rows = rows;
+  a.cols = cols;
+  a.format = q.format;
+  launch_fp8_quantize_transpose(a, at::cuda::getCurrentCUDAStream(x.device().index()).stream());
+}
+#endif
+
+}  // namespace
+
+Fp8PerTensor fp8_tensor_scale(const at::Tensor& x, Fp8Format f) {
+  check_fp8_quantizer_input(x, "fp8_tensor_scale");
+  if (!x.is_cuda()) return fp8_tensor_scale_reference(x, f);
+  if (auto why = quantize_transpose_fp8_unsupported(x); !why.empty())
+    throw std::invalid_argument("fp8_tensor_scale: " + why);
+#ifdef GPTBENCH_WITH_CUDA
+  return scale_on_gpu(x, f, {});
 #else
   throw std::logic_error("fp8_tensor_scale: unreachable without CUDA");
 #endif
@@ -166,24 +202,28 @@ void quantize_transpose_fp8(const at::Tensor& x, Fp8PerTensor& q, Fp8Copies copi
   if (q.scale.device() != x.device())
     throw std::invalid_argument("quantize_transpose_fp8: q.scale must be on x's device");
 #ifdef GPTBENCH_WITH_CUDA
-  c10::cuda::CUDAGuard guard(x.device());
-  const at::Tensor xc = aligned_contiguous(x);
-  const int64_t rows = xc.size(0), cols = xc.size(1);
-  const auto opts = xc.options().dtype(fp8_scalar_type(q.format));
-  q.data = fp8_writes_plain(copies) ? at::empty({rows, cols}, opts) : at::Tensor();
-  q.data_t = fp8_writes_transposed(copies) ? at::empty({cols, rows}, opts) : at::Tensor();
-  Fp8QuantizeTransposeArgs a;
-  a.x = xc.data_ptr();
-  a.scale = q.scale.data_ptr<float>();
-  a.q = q.data.defined() ? reinterpret_cast<uint8_t*>(q.data.data_ptr()) : nullptr;
-  a.qt = q.data_t.defined() ? reinterpret_cast<uint8_t*>(q.data_t.data_ptr()) : nullptr;
-  a.rows = rows;
-  a.cols = cols;
-  a.format = q.format;
-  launch_fp8_quantize_transpose(a, at::cuda::getCurrentCUDAStream(x.device().index()).stream());
+  cast_on_gpu(x, q, copies, {});
 #else
   throw std::logic_error("quantize_transpose_fp8: unreachable without CUDA");
 #endif
+}
+
+Fp8PerTensor quantize_per_tensor_gelu_fp8(const at::Tensor& u, const at::Tensor& bias, Fp8Format f,
+                                          Fp8Copies copies) {
+  check_fp8_quantizer_input(u, "quantize_per_tensor_gelu_fp8");
+  if (bias.defined() && (bias.dim() != 1 || bias.size(0) != u.size(1)))
+    throw std::invalid_argument("quantize_per_tensor_gelu_fp8: bias must be (" + std::to_string(u.size(1)) +
+                                ") or undefined, got " + c10::str(bias.sizes()));
+#ifdef GPTBENCH_WITH_CUDA
+  const bool bias_ok = !bias.defined() || (bias.scalar_type() == at::kBFloat16 && bias.device() == u.device());
+  if (u.is_cuda() && bias_ok && quantize_transpose_fp8_unsupported(u).empty()) {
+    const GeluOf gelu{true, bias.defined() ? aligned_contiguous(bias) : at::Tensor()};
+    Fp8PerTensor q = scale_on_gpu(u, f, gelu);
+    cast_on_gpu(u, q, copies, gelu);
+    return q;
+  }
+#endif
+  return quantize_per_tensor_fp8(gelu_bf16_torch(u, bias), f, copies);
 }
 
 Fp8PerTensor quantize_per_tensor_fp8(const at::Tensor& x, Fp8Format f, Fp8Copies copies) {

@@ -9,6 +9,9 @@
 //              by 8 across: each 8 rows it reads are 128 contiguous bytes of bf16 and each row
 //              of the transposed copy it writes 32 contiguous bytes (a whole sector), so both
 //              sides coalesce without shared memory. A 256-thread block covers 256 × 64.
+// Both read their values through an input (ops/fp8/inputs.cuh): the bf16 tensor, or with `gelu`
+// GELU's output computed from the MLP-up GEMM's output and bias (the amax then has a kernel of
+// its own here, amax_partials, with the same blocks).
 // Conversion: cvt.rn.satfinite.{e4m3,e5m2}x2.f32 (cuda_fp8.h; emulated below 8.9): round to
 // nearest even, saturated at the format's largest finite value.
 #include <cuda_bf16.h>
@@ -18,8 +21,8 @@
 #include <string>
 
 #include "ops/cuda_check.h"
-#include "ops/device/pack.cuh"
 #include "ops/device/reduce.cuh"
+#include "ops/fp8/inputs.cuh"
 #include "ops/fp8/quantize_kernels.h"
 #include "ops/fp8/quantize_transpose.h"
 
@@ -27,12 +30,15 @@ namespace gptbench {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kVec = 8;                              // elements per load, rows per thread block
+using fp8dev::kVec;                                  // elements per load, rows per thread block
 constexpr int kWarpRows = 4, kWarpCols = 8;          // a warp's threads: 4 down, 8 across
 constexpr int kTileRows = kThreads / kWarpSize * kWarpRows * kVec;  // 256 rows per CUDA block
 constexpr int kTileCols = kWarpCols * kVec;                         // 64 columns
 
-using Bf16x8 = Pack<__nv_bfloat16, kVec>;
+using fp8dev::amax8;
+using fp8dev::BiasGeluInput;
+using fp8dev::PlainInput;
+using fp8dev::Vec8;
 
 __global__ void __launch_bounds__(kThreads) finish_scale(const float* __restrict__ partial, int partials,
                                                          float* __restrict__ scale,
@@ -49,15 +55,29 @@ __global__ void __launch_bounds__(kThreads) finish_scale(const float* __restrict
 
 // 8 values · scale in format F, element 0 in the lowest byte.
 template <__nv_fp8_interpretation_t F>
-__device__ __forceinline__ uint2 quant8(const Bf16x8& p, float scale) {
+__device__ __forceinline__ uint2 quant8(const Vec8& p, float scale) {
   uint32_t w[2] = {0, 0};
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    const float2 f = make_float2(__bfloat162float(p.v[2 * i]) * scale, __bfloat162float(p.v[2 * i + 1]) * scale);
+    const float2 f = make_float2(p.v[2 * i] * scale, p.v[2 * i + 1] * scale);
     const uint32_t pair = __nv_cvt_float2_to_fp8x2(f, __NV_SATFINITE, F);
     w[i / 2] |= pair << (16 * (i % 2));
   }
   return make_uint2(w[0], w[1]);
+}
+
+// partial[blockIdx.x] = max |value| over the block's share of the (rows, cols) input's vectors
+// of 8, a grid-stride loop (the plain input's pass is launch_fp8_amax_partials, ops/fp8/quantize.cu).
+template <typename In>
+__global__ void __launch_bounds__(kThreads) amax_partials(In in, float* __restrict__ partial, int64_t rows,
+                                                          int64_t cols) {
+  const int64_t per_row = cols / kVec, nvec = rows * per_row;
+  const int64_t stride = int64_t{gridDim.x} * kThreads;
+  float amax = 0.f;
+  for (int64_t i = int64_t{blockIdx.x} * kThreads + threadIdx.x; i < nvec; i += stride)
+    amax = fmaxf(amax, amax8(in.load(i / per_row, (i % per_row) * kVec, cols)));
+  amax = block_max<kThreads>(amax);
+  if (threadIdx.x == 0) partial[blockIdx.x] = amax;
 }
 
 // The 4 × 4 bytes a, b, c, d (rows; byte j of each is column j) as columns: out[j] holds
@@ -71,9 +91,8 @@ __device__ __forceinline__ void transpose4x4(uint32_t a, uint32_t b, uint32_t c,
   out[3] = __byte_perm(ab23, cd23, 0x7632);
 }
 
-template <__nv_fp8_interpretation_t F>
-__global__ void __launch_bounds__(kThreads) quantize_transpose(const __nv_bfloat16* __restrict__ x,
-                                                               const float* __restrict__ scale_ptr,
+template <__nv_fp8_interpretation_t F, typename In>
+__global__ void __launch_bounds__(kThreads) quantize_transpose(In in, const float* __restrict__ scale_ptr,
                                                                uint8_t* __restrict__ q,
                                                                uint8_t* __restrict__ qt,
                                                                int64_t rows, int64_t cols) {
@@ -85,7 +104,7 @@ __global__ void __launch_bounds__(kThreads) quantize_transpose(const __nv_bfloat
   uint2 row[kVec];  // row[i]: x[r0 + i][c0 .. c0 + 7] quantized
 #pragma unroll
   for (int i = 0; i < kVec; ++i)
-    row[i] = quant8<F>(load_pack<__nv_bfloat16, kVec, true>(x + (r0 + i) * cols + c0), scale);
+    row[i] = quant8<F>(in.load(r0 + i, c0, cols), scale);
   if (q != nullptr) {
 #pragma unroll
     for (int i = 0; i < kVec; ++i) *reinterpret_cast<uint2*>(q + (r0 + i) * cols + c0) = row[i];
@@ -114,10 +133,32 @@ void check_shape(const char* fn, int64_t rows, int64_t cols) {
 
 void launch_fp8_tensor_scale(const Fp8TensorScaleArgs& a, cudaStream_t stream) {
   check_shape("launch_fp8_tensor_scale", a.rows, a.cols);
-  const int partials = launch_fp8_amax_partials(a.x, a.partial, a.rows, a.cols, stream);
+  int partials = 0;
+  if (a.gelu) {
+    partials = static_cast<int>(fp8_quantize_partials(a.rows, a.cols));
+    const BiasGeluInput in{static_cast<const __nv_bfloat16*>(a.x), static_cast<const __nv_bfloat16*>(a.gelu_bias),
+                           nullptr};
+    amax_partials<<<partials, kThreads, 0, stream>>>(in, a.partial, a.rows, a.cols);
+    CUDA_CHECK_LAUNCH();
+  } else {
+    partials = launch_fp8_amax_partials(a.x, a.partial, a.rows, a.cols, stream);
+  }
   finish_scale<<<1, kThreads, 0, stream>>>(a.partial, partials, a.scale, a.scale_inv, a.format);
   CUDA_CHECK_LAUNCH();
 }
+
+namespace {
+
+template <typename In>
+void launch_cast(const In& in, const Fp8QuantizeTransposeArgs& a, dim3 grid, cudaStream_t stream) {
+  if (a.format == Fp8Format::kE4m3)
+    quantize_transpose<__NV_E4M3><<<grid, kThreads, 0, stream>>>(in, a.scale, a.q, a.qt, a.rows, a.cols);
+  else
+    quantize_transpose<__NV_E5M2><<<grid, kThreads, 0, stream>>>(in, a.scale, a.q, a.qt, a.rows, a.cols);
+  CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
 
 void launch_fp8_quantize_transpose(const Fp8QuantizeTransposeArgs& a, cudaStream_t stream) {
   check_shape("launch_fp8_quantize_transpose", a.rows, a.cols);
@@ -127,11 +168,10 @@ void launch_fp8_quantize_transpose(const Fp8QuantizeTransposeArgs& a, cudaStream
     throw std::invalid_argument("launch_fp8_quantize_transpose: more than 65,535 tiles of 256 rows");
   const dim3 grid(static_cast<unsigned>((a.cols + kTileCols - 1) / kTileCols), static_cast<unsigned>(row_tiles));
   const auto* x = static_cast<const __nv_bfloat16*>(a.x);
-  if (a.format == Fp8Format::kE4m3)
-    quantize_transpose<__NV_E4M3><<<grid, kThreads, 0, stream>>>(x, a.scale, a.q, a.qt, a.rows, a.cols);
+  if (a.gelu)
+    launch_cast(BiasGeluInput{x, static_cast<const __nv_bfloat16*>(a.gelu_bias), nullptr}, a, grid, stream);
   else
-    quantize_transpose<__NV_E5M2><<<grid, kThreads, 0, stream>>>(x, a.scale, a.q, a.qt, a.rows, a.cols);
-  CUDA_CHECK_LAUNCH();
+    launch_cast(PlainInput{x}, a, grid, stream);
 }
 
 }  // namespace gptbench

@@ -60,8 +60,13 @@ namespace gptbench {
 
 // Raw device pointers of a row-major (rows, cols) bf16 input, rows and cols multiples of 8,
 // x 16-byte aligned, q and qt 8-byte aligned.
+// With `gelu` the values are GELU's output, GELU(bf16(x + gelu_bias)) in bf16 (the tanh form,
+// ops/fp8/gelu_fp8.h), x being the MLP-up GEMM's output before its bias (gelu_bias: (cols) bf16,
+// 16-byte aligned, or null for none): the activation is quantized without being written.
 struct Fp8TensorScaleArgs {
   const void* x = nullptr;      // (rows, cols) bf16
+  const void* gelu_bias = nullptr;
+  bool gelu = false;
   float* partial = nullptr;     // fp8_quantize_partials(rows, cols) floats of scratch
   float* scale = nullptr;       // 1 float: written
   float* scale_inv = nullptr;   // 1 float: written
@@ -72,6 +77,8 @@ void launch_fp8_tensor_scale(const Fp8TensorScaleArgs& a, cudaStream_t stream);
 
 struct Fp8QuantizeTransposeArgs {
   const void* x = nullptr;      // (rows, cols) bf16
+  const void* gelu_bias = nullptr;  // with `gelu`, as Fp8TensorScaleArgs
+  bool gelu = false;
   const float* scale = nullptr; // 1 float on the device: the multiplier
   uint8_t* q = nullptr;         // (rows, cols) in `format`, or null: no plain copy
   uint8_t* qt = nullptr;        // (cols, rows) in `format`, or null: no transposed copy
@@ -117,6 +124,13 @@ void quantize_transpose_fp8_reference(const at::Tensor& x, Fp8PerTensor& q, Fp8C
 Fp8PerTensor quantize_per_tensor_fp8(const at::Tensor& x, Fp8Format f, Fp8Copies copies);
 Fp8PerTensor quantize_per_tensor_fp8_reference(const at::Tensor& x, Fp8Format f, Fp8Copies copies);
 Fp8PerTensor quantize_per_tensor_fp8_torch(const at::Tensor& x, Fp8Format f, Fp8Copies copies);
+
+// GELU's output GELU(bf16(u + bias)) (tanh form, bf16; ops/fp8/gelu_fp8.h's gelu_bf16_torch)
+// quantized per tensor: on CUDA our two passes compute it from u, the MLP-up GEMM's output
+// before its bias, so the activation is never written in bf16 (bias: (cols) bf16 or undefined);
+// elsewhere quantize_per_tensor_fp8 of gelu_bf16_torch(u, bias).
+Fp8PerTensor quantize_per_tensor_gelu_fp8(const at::Tensor& u, const at::Tensor& bias, Fp8Format f,
+                                          Fp8Copies copies);
 
 // Why our kernels cannot take x ("" when they can, or when x is on the CPU).
 std::string quantize_transpose_fp8_unsupported(const at::Tensor& x);
