@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "model/fused_linear.h"
 #include "model/linear_operands.h"
@@ -19,14 +20,21 @@ using torch::autograd::variable_list;
 
 constexpr LinearImpl kImpl = LinearImpl::kFp8;
 
-// y (M, N) bf16 = X̂·Ŵᵀ (+ b in bf16), from x (M, K) bf16 rows and w (N, K); `saved` receives
-// the FP8 operands (with their transposed copies when `for_backward`).
+// y (M, N) bf16 = X̂·Ŵᵀ (+ b, bf16, in the GEMM's epilogue), from X̂ (x quantized per tensor to
+// e4m3, with X̂ᵀ when `for_backward`) and w (N, K); `saved` receives the FP8 operands.
+at::Tensor forward_quantized(Fp8PerTensor xq, const at::Tensor& w, const at::Tensor& b, Fp8LinearSaved& saved,
+                             bool for_backward) {
+  at::Tensor y = at::empty({xq.data.size(0), w.size(0)}, xq.data.options().dtype(at::kBFloat16));
+  linear_forward_fp8(std::move(xq), bf16_operand(w), y, saved, for_backward,
+                     b.defined() ? bf16_operand(b).contiguous() : at::Tensor());
+  return y;
+}
+
+// The same from x (M, K) bf16 rows.
 at::Tensor forward_rows(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b,
                         Fp8LinearSaved& saved, bool for_backward) {
-  at::Tensor y = at::empty({x.size(0), w.size(0)}, x.options());  // (M, N) bf16
-  linear_forward(kImpl, x, bf16_operand(w), y, saved, for_backward);
-  if (b.defined()) y.add_(bf16_operand(b));
-  return y;
+  const Fp8Copies copies = for_backward ? Fp8Copies::kBoth : Fp8Copies::kPlain;
+  return forward_quantized(quantize_per_tensor_fp8(x, Fp8Format::kE4m3, copies), w, b, saved, for_backward);
 }
 
 at::ScalarType saved_dtype(AutogradContext* ctx, const char* key) {
@@ -84,10 +92,8 @@ struct Fp8LinearAfterGelu : torch::autograd::Function<Fp8LinearAfterGelu> {
     const at::Tensor b = b_or_empty.numel() > 0 ? b_or_empty : at::Tensor();
     const at::Tensor bp = bf16_operand(b_pre);
     Fp8LinearSaved saved;
-    at::Tensor y = at::empty({u.size(0), w.size(0)}, u.options());
-    linear_forward_fp8(quantize_per_tensor_gelu_fp8(u, bp, Fp8Format::kE4m3, Fp8Copies::kBoth), bf16_operand(w),
-                       y, saved, /*for_backward=*/true);
-    if (b.defined()) y.add_(bf16_operand(b));
+    at::Tensor y = forward_quantized(quantize_per_tensor_gelu_fp8(u, bp, Fp8Format::kE4m3, Fp8Copies::kBoth), w, b,
+                                     saved, /*for_backward=*/true);
     ctx->save_for_backward({u, bp, saved.x.data_t, saved.x.scale_inv, saved.w.data_t, saved.w.scale_inv});
     ctx->saved_data["b_pre_dtype"] = static_cast<int64_t>(b_pre.scalar_type());
     ctx->saved_data["w_dtype"] = static_cast<int64_t>(w.scalar_type());
@@ -159,11 +165,8 @@ at::Tensor linear_fp8_after_gelu(const at::Tensor& u, const at::Tensor& b_pre, c
   const at::Tensor rows = bf16_rows(u);
   if (!grad) {
     Fp8LinearSaved saved;
-    at::Tensor y = at::empty({rows.size(0), w.size(0)}, rows.options());
-    linear_forward_fp8(quantize_per_tensor_gelu_fp8(rows, bf16_operand(b_pre), Fp8Format::kE4m3, Fp8Copies::kPlain),
-                       bf16_operand(w), y, saved, /*for_backward=*/false);
-    if (b.defined()) y.add_(bf16_operand(b));
-    return unrows(y, u);
+    const Fp8PerTensor hq = quantize_per_tensor_gelu_fp8(rows, bf16_operand(b_pre), Fp8Format::kE4m3, Fp8Copies::kPlain);
+    return unrows(forward_quantized(hq, w, b, saved, /*for_backward=*/false), u);
   }
   return unrows(Fp8LinearAfterGelu::apply(rows, b_pre, w, b.defined() ? b : no_bias(w)), u);
 }

@@ -5,9 +5,8 @@
 // master) weight cast to a bf16 operand with autocast's cast (weight cache included,
 // model/linear_operands.h); b may be undefined (the tied LM head).
 //   forward   y = x·Wᵀ by the FP8 layer (ops/fp8/linear.h, LinearImpl::kFp8): x and W to e4m3
-//             with per-tensor current scaling, one FP8 GEMM with fp32 accumulation, bf16 out;
-//             then y += b in bf16 (one more bf16 rounding of y: the layer has no bias
-//             epilogue).
+//             with per-tensor current scaling, one FP8 GEMM with fp32 accumulation, b added
+//             in its epilogue (fp32, before y's one rounding to bf16), bf16 out.
 //   backward  dy to e5m2 per tensor, dX = dŶ·Ŵ and dW = dŶᵀ·X̂ by the layer (bf16 out), from
 //             the transposed FP8 copies the forward kept (X̂ᵀ, Ŵᵀ: one byte an element where
 //             autocast's linear keeps the bf16 x); dW handed to autograd in the weight's dtype

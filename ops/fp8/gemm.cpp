@@ -75,7 +75,7 @@ void set_scale_pointers(LtMatmulDescs& p, const Fp8Tensor& a, const Fp8Tensor& b
   p.set(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, static_cast<const void*>(a.scale_inv.data_ptr()));
 }
 
-using PlanKey = std::tuple<int64_t, int64_t, int64_t, int32_t, int>;  // m, n, k, scaling, device
+using PlanKey = std::tuple<int64_t, int64_t, int64_t, int32_t, bool, int>;  // m, n, k, scaling, bias, device
 
 LtGemmPlans<PlanKey>& plans() {
   static LtGemmPlans<PlanKey> p;
@@ -83,7 +83,7 @@ LtGemmPlans<PlanKey>& plans() {
 }
 
 LtGemmPlan make_plan(const LtContext& lt, int64_t m, int64_t n, int64_t k, Fp8GemmScaling s,
-                 const Fp8Tensor& a, const Fp8Tensor& b) {
+                     const Fp8Tensor& a, const Fp8Tensor& b, const at::Tensor& bias) {
   // cuBLASLt's problem: D(n, m) = op(A)(n, k) · B(k, m), A transposed (TN).
   auto p = std::make_unique<LtMatmulDescs>(CUBLAS_COMPUTE_32F, CUDA_R_8F_E4M3, CUDA_R_16BF, n, m,
                                            k, /*trans_a=*/true, /*trans_b=*/false);
@@ -91,10 +91,16 @@ LtGemmPlan make_plan(const LtContext& lt, int64_t m, int64_t n, int64_t k, Fp8Ge
   p->set(CUBLASLT_MATMUL_DESC_B_SCALE_MODE, lt_scale_mode(fp8_a_granularity(s)));
   p->set(CUBLASLT_MATMUL_DESC_FAST_ACCUM, int8_t{0});  // partial sums promoted to fp32
   set_scale_pointers(*p, a, b);  // the heuristic wants pointers set for vector/block modes
+  if (bias.defined()) {  // D(n, m) column-major: a bias of n values broadcast over its m columns
+    p->set(CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_BIAS);
+    p->set(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, static_cast<int32_t>(CUDA_R_16BF));
+    p->set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, static_cast<const void*>(bias.data_ptr()));
+  }
 
   cublasLtMatmulAlgo_t algo;
   TORCH_CHECK(lt_heuristic_algo(lt, *p, &algo), "gemm_fp8_cublaslt: cuBLASLt returned no algorithm for e4m3 M=", m,
-              " N=", n, " K=", k, " with ", fp8_gemm_scaling_name(s), " scaling (cuBLASLt ", cublasLtGetVersion(), ")");
+              " N=", n, " K=", k, " with ", fp8_gemm_scaling_name(s), " scaling", bias.defined() ? " and a bf16 bias" : "",
+              " (cuBLASLt ", cublasLtGetVersion(), ")");
   return {std::move(p), algo};
 }
 #endif
@@ -125,18 +131,28 @@ std::string gemm_fp8_unsupported(const std::string& impl, Fp8GemmScaling s, c10:
 #endif
 }
 
-void gemm_fp8_cublaslt(const Fp8Tensor& a, const Fp8Tensor& b, Fp8GemmScaling s, at::Tensor& c) {
+void gemm_fp8_cublaslt(const Fp8Tensor& a, const Fp8Tensor& b, Fp8GemmScaling s, at::Tensor& c,
+                       const at::Tensor& bias) {
   check_operands("gemm_fp8_cublaslt", a, b, s, c);
+  if (bias.defined() && (bias.dim() != 1 || bias.size(0) != b.data.size(0) || bias.scalar_type() != at::kBFloat16 ||
+                         !bias.is_contiguous() || bias.device() != c.device()))
+    throw std::invalid_argument("gemm_fp8_cublaslt: bias must be a contiguous bf16 (" +
+                                std::to_string(b.data.size(0)) + ") tensor on c's device, got " +
+                                c10::str(bias.sizes()) + " " + std::string(c10::toString(bias.scalar_type())));
   if (auto why = gemm_fp8_unsupported("cublaslt", s, c.device()); !why.empty())
     throw std::invalid_argument("gemm_fp8_cublaslt: " + why);
 #ifdef GPTBENCH_WITH_CUDA
   const int64_t m = a.data.size(0), n = b.data.size(0), k = a.data.size(1);
   const int dev = c.get_device();
   // cuBLASLt's A is our b, its B our a (make_plan).
-  const PlanKey key{m, n, k, static_cast<int32_t>(s), dev};
+  const PlanKey key{m, n, k, static_cast<int32_t>(s), bias.defined(), dev};
   plans().run(
-      key, dev, [&](const LtContext& lt) { return make_plan(lt, m, n, k, s, a, b); },
-      [&](LtMatmulDescs& p) { set_scale_pointers(p, a, b); }, b.data.data_ptr(), a.data.data_ptr(), c.data_ptr());
+      key, dev, [&](const LtContext& lt) { return make_plan(lt, m, n, k, s, a, b, bias); },
+      [&](LtMatmulDescs& p) {
+        set_scale_pointers(p, a, b);
+        if (bias.defined()) p.set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, static_cast<const void*>(bias.data_ptr()));
+      },
+      b.data.data_ptr(), a.data.data_ptr(), c.data_ptr());
 #endif
 }
 

@@ -37,7 +37,10 @@ std::string gemm_fp8_unsupported(const std::string& impl, Fp8GemmScaling s, c10:
 // (fp8_a_granularity, fp8_b_granularity), on c's GPU; K a multiple of 16 and N of 8 (cuBLASLt's
 // 16-byte alignment). Throws std::invalid_argument for operands that do not fit,
 // gptbench::CudaError for a cuBLAS failure, c10::Error when cuBLASLt has no algorithm.
-void gemm_fp8_cublaslt(const Fp8Tensor& a, const Fp8Tensor& b, Fp8GemmScaling s, at::Tensor& c);
+// bias (optional): a contiguous bf16 (N) tensor added to every row of C in cuBLASLt's epilogue
+// (CUBLASLT_EPILOGUE_BIAS), in fp32 before C's one rounding to bf16.
+void gemm_fp8_cublaslt(const Fp8Tensor& a, const Fp8Tensor& b, Fp8GemmScaling s, at::Tensor& c,
+                       const at::Tensor& bias = {});
 
 // at::_scaled_mm's arguments for a, b (scales in the layouts LibTorch checks), built once
 // outside a timed region; the operands' storage is shared, not copied.

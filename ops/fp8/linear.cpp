@@ -160,7 +160,7 @@ void linear_forward(LinearImpl impl, const at::Tensor& x, const at::Tensor& w, a
 }
 
 void linear_forward_fp8(Fp8PerTensor xq, const at::Tensor& w, at::Tensor& y, Fp8LinearSaved& saved,
-                        bool for_backward) {
+                        bool for_backward, const at::Tensor& bias) {
   check_bf16({{"w", &w}, {"y", &y}});
   if (auto why = linear_unsupported(LinearImpl::kFp8, y.device()); !why.empty())
     throw std::invalid_argument("linear_forward_fp8: " + why);
@@ -173,7 +173,8 @@ void linear_forward_fp8(Fp8PerTensor xq, const at::Tensor& w, at::Tensor& y, Fp8
   saved.x = std::move(xq);
   saved.w = quantize_per_tensor_fp8(w, Fp8Format::kE4m3, for_backward ? Fp8Copies::kBoth : Fp8Copies::kPlain);
   gemm_fp8_cublaslt({saved.x.data, saved.x.scale_inv, Fp8Granularity::kTensor},
-                    {saved.w.data, saved.w.scale_inv, Fp8Granularity::kTensor}, Fp8GemmScaling::kTensor, y);
+                    {saved.w.data, saved.w.scale_inv, Fp8Granularity::kTensor}, Fp8GemmScaling::kTensor, y,
+                    bias);
 }
 
 void linear_backward(LinearImpl impl, const at::Tensor& dy, const at::Tensor& x, const at::Tensor& w,
