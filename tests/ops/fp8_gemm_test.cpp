@@ -161,6 +161,34 @@ TEST_P(Fp8GemmGpu, EachCallReadsItsOwnScales) {
 
 INSTANTIATE_TEST_SUITE_P(Impls, Fp8GemmGpu, ::testing::Values("cublaslt", "torch"));
 
+// The bias epilogue: C = Â·B̂ᵀ + bias, the bias added in fp32 before C's one rounding, so the
+// same 5e-3 against the float64 product plus the (bf16) bias; a bias read along the wrong
+// dimension or not added is off by order 1 (bias values N(0, 1) beside C's of order 1). Every
+// scaling, and a plan of its own beside the plain GEMM of the same shape. A bias that does not
+// fit is an invalid_argument.
+TEST(Fp8GemmGpuBias, AddsTheBiasToEveryRow) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA GPU (or built without CUDA kernels)";
+  at::manual_seed(8);
+  const auto bf = at::TensorOptions().device(at::kCUDA).dtype(at::kBFloat16);
+  for (Fp8GemmScaling s : kScalings) {
+    if (auto why = gemm_fp8_unsupported("cublaslt", s, at::Device(at::kCUDA, 0)); !why.empty()) {
+      std::printf("[ skipped  ] %s scaling: %s\n", fp8_gemm_scaling_name(s), why.c_str());
+      continue;
+    }
+    Operands o = operands(512, 768, 768, s, at::kCUDA);
+    const at::Tensor bias = at::randn({768}, bf);
+    at::Tensor plain = at::empty({512, 768}, bf), c = at::full({512, 768}, std::nan(""), bf);
+    gemm_fp8_cublaslt(o.a, o.b, s, plain);
+    gemm_fp8_cublaslt(o.a, o.b, s, c, bias);
+    const at::Tensor all = at::arange(512, bf.dtype(at::kLong));
+    const at::Tensor ref = gemm_fp8_reference(o.a, o.b, all) + bias.to(at::kDouble);
+    EXPECT_EQ(check_close(c, ref, 5e-3), "") << fp8_gemm_scaling_name(s);
+    EXPECT_EQ(check_close(plain, gemm_fp8_reference(o.a, o.b, all), 5e-3), "") << fp8_gemm_scaling_name(s);
+    EXPECT_THROW(gemm_fp8_cublaslt(o.a, o.b, s, c, bias.narrow(0, 0, 512)), std::invalid_argument);
+    EXPECT_THROW(gemm_fp8_cublaslt(o.a, o.b, s, c, bias.to(at::kFloat)), std::invalid_argument);
+  }
+}
+
 TEST(Fp8GemmGpuCache, OnePlanPerShapeAndScaling) {
   if (!have_gpu()) GTEST_SKIP() << "no CUDA GPU (or built without CUDA kernels)";
   if (auto why = gemm_fp8_unsupported("cublaslt", Fp8GemmScaling::kTensor, at::Device(at::kCUDA, 0));
