@@ -38,7 +38,8 @@ std::string gemm_fp8_unsupported(const std::string& impl, Fp8GemmScaling s, c10:
 // 16-byte alignment). Throws std::invalid_argument for operands that do not fit,
 // gptbench::CudaError for a cuBLAS failure, c10::Error when cuBLASLt has no algorithm.
 // bias (optional): a contiguous bf16 (N) tensor added to every row of C in cuBLASLt's epilogue
-// (CUBLASLT_EPILOGUE_BIAS), in fp32 before C's one rounding to bf16.
+// (CUBLASLT_EPILOGUE_BIAS), in fp32 before C's one rounding to bf16; the FP8 linear layer uses it
+// with per-tensor scales (other scalings: as cuBLASLt's heuristic allows).
 void gemm_fp8_cublaslt(const Fp8Tensor& a, const Fp8Tensor& b, Fp8GemmScaling s, at::Tensor& c,
                        const at::Tensor& bias = {});
 
