@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "model/fused_linear.h"
 #include "model/linear_operands.h"
@@ -45,6 +46,41 @@ at::ScalarType saved_dtype(AutogradContext* ctx, const char* key) {
 // empty one, which adds nothing and gets no gradient.
 at::Tensor no_bias(const at::Tensor& w) { return at::empty({0}, w.options()); }
 
+// What a layer's backward needs, after `own` tensors of the caller's: X̂ᵀ (K, M), Ŵᵀ (K, N) and
+// their scales (the plain copies and the bf16 weight are freed), and w's and b's dtypes.
+void save_layer(AutogradContext* ctx, std::vector<at::Tensor> own, const Fp8LinearSaved& saved, const at::Tensor& w,
+                const at::Tensor& b) {
+  own.insert(own.end(), {saved.x.data_t, saved.x.scale_inv, saved.w.data_t, saved.w.scale_inv});
+  ctx->save_for_backward(own);
+  ctx->saved_data["w_dtype"] = static_cast<int64_t>(w.scalar_type());
+  ctx->saved_data["b_dtype"] = static_cast<int64_t>(b.defined() ? b.scalar_type() : w.scalar_type());
+}
+
+struct LayerGrads {
+  at::Tensor dx, dw, db;  // dx (M, K) bf16; dw, db in w's and b's dtypes, or undefined
+};
+
+// The layer's backward from what save_layer kept, starting at saved tensor `first`, for the
+// incoming gradient of y.
+LayerGrads backward_layer(AutogradContext* ctx, const variable_list& s, size_t first, const at::Tensor& grad_y,
+                          bool need_w, bool need_b) {
+  Fp8LinearSaved saved;
+  saved.x.data_t = s[first];
+  saved.x.scale_inv = s[first + 1];
+  saved.w.data_t = s[first + 2];
+  saved.w.scale_inv = s[first + 3];
+  const int64_t k = saved.x.data_t.size(0), m = saved.x.data_t.size(1), n = saved.w.data_t.size(1);
+  const at::Tensor dy = bf16_grad_rows(grad_y);  // (M, N)
+  // For the FP8 impls linear_backward takes the values from `saved` and only the shapes of x
+  // and w (ops/fp8/linear.h): zero-stride stand-ins, so that x and W need not be kept in bf16.
+  const at::Tensor one = at::empty({1, 1}, dy.options());
+  LayerGrads g{at::empty({m, k}, dy.options()), at::empty({n, k}, dy.options()), {}};
+  linear_backward(kImpl, dy, one.expand({m, k}), one.expand({n, k}), saved, g.dx, g.dw);
+  g.dw = need_w ? g.dw.to(saved_dtype(ctx, "w_dtype")) : at::Tensor();
+  if (need_b) g.db = column_sum(dy).to(saved_dtype(ctx, "b_dtype"));
+  return g;
+}
+
 // Takes x as 2-d contiguous bf16 rows and the layer's own (master) weight and bias (or
 // no_bias); every gradient has its input's dtype.
 struct Fp8Linear : torch::autograd::Function<Fp8Linear> {
@@ -53,31 +89,14 @@ struct Fp8Linear : torch::autograd::Function<Fp8Linear> {
     const at::Tensor b = b_or_empty.numel() > 0 ? b_or_empty : at::Tensor();
     Fp8LinearSaved saved;
     at::Tensor y = forward_rows(x, w, b, saved, /*for_backward=*/true);
-    // The backward's GEMMs read the transposed copies only: X̂ᵀ (K, M), Ŵᵀ (K, N) and their
-    // scales. The plain copies and the bf16 weight are freed here.
-    ctx->save_for_backward({saved.x.data_t, saved.x.scale_inv, saved.w.data_t, saved.w.scale_inv});
-    ctx->saved_data["w_dtype"] = static_cast<int64_t>(w.scalar_type());
-    ctx->saved_data["b_dtype"] = static_cast<int64_t>(b.defined() ? b.scalar_type() : w.scalar_type());
+    save_layer(ctx, {}, saved, w, b);
     return y;
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    const auto s = ctx->get_saved_variables();
-    Fp8LinearSaved saved;
-    saved.x.data_t = s[0];
-    saved.x.scale_inv = s[1];
-    saved.w.data_t = s[2];
-    saved.w.scale_inv = s[3];
-    const int64_t k = s[0].size(0), m = s[0].size(1), n = s[2].size(1);
-    const at::Tensor dy = bf16_grad_rows(grads[0]);  // (M, N)
-    // For the FP8 impls linear_backward takes the values from `saved` and only the shapes of x
-    // and w (ops/fp8/linear.h): zero-stride stand-ins, so that x and W need not be kept in bf16.
-    const at::Tensor one = at::empty({1, 1}, dy.options());
-    at::Tensor dx = at::empty({m, k}, dy.options()), dw = at::empty({n, k}, dy.options());
-    linear_backward(kImpl, dy, one.expand({m, k}), one.expand({n, k}), saved, dx, dw);
-    return {ctx->needs_input_grad(0) ? dx : at::Tensor(),
-            ctx->needs_input_grad(1) ? dw.to(saved_dtype(ctx, "w_dtype")) : at::Tensor(),
-            ctx->needs_input_grad(2) ? column_sum(dy).to(saved_dtype(ctx, "b_dtype")) : at::Tensor()};
+    LayerGrads g = backward_layer(ctx, ctx->get_saved_variables(), 0, grads[0], ctx->needs_input_grad(1),
+                                  ctx->needs_input_grad(2));
+    return {ctx->needs_input_grad(0) ? g.dx : at::Tensor(), g.dw, g.db};
   }
 };
 
@@ -94,30 +113,16 @@ struct Fp8LinearAfterGelu : torch::autograd::Function<Fp8LinearAfterGelu> {
     Fp8LinearSaved saved;
     at::Tensor y = forward_quantized(quantize_per_tensor_gelu_fp8(u, bp, Fp8Format::kE4m3, Fp8Copies::kBoth), w, b,
                                      saved, /*for_backward=*/true);
-    ctx->save_for_backward({u, bp, saved.x.data_t, saved.x.scale_inv, saved.w.data_t, saved.w.scale_inv});
+    save_layer(ctx, {u, bp}, saved, w, b);
     ctx->saved_data["b_pre_dtype"] = static_cast<int64_t>(b_pre.scalar_type());
-    ctx->saved_data["w_dtype"] = static_cast<int64_t>(w.scalar_type());
-    ctx->saved_data["b_dtype"] = static_cast<int64_t>(b.defined() ? b.scalar_type() : w.scalar_type());
     return y;
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const auto s = ctx->get_saved_variables();
-    const at::Tensor u = s[0], bp = s[1];
-    Fp8LinearSaved saved;
-    saved.x.data_t = s[2];
-    saved.x.scale_inv = s[3];
-    saved.w.data_t = s[4];
-    saved.w.scale_inv = s[5];
-    const int64_t k = s[2].size(0), m = s[2].size(1), n = s[4].size(1);
-    const at::Tensor dy = bf16_grad_rows(grads[0]);  // (M, N)
-    const at::Tensor one = at::empty({1, 1}, dy.options());
-    at::Tensor dh = at::empty({m, k}, dy.options()), dw = at::empty({n, k}, dy.options());
-    linear_backward(kImpl, dy, one.expand({m, k}), one.expand({n, k}), saved, dh, dw);
-    auto [du, db_pre] = gelu_backward_column_sum(dh, u, bp);
-    return {du, db_pre.to(saved_dtype(ctx, "b_pre_dtype")),
-            ctx->needs_input_grad(2) ? dw.to(saved_dtype(ctx, "w_dtype")) : at::Tensor(),
-            ctx->needs_input_grad(3) ? column_sum(dy).to(saved_dtype(ctx, "b_dtype")) : at::Tensor()};
+    LayerGrads g = backward_layer(ctx, s, 2, grads[0], ctx->needs_input_grad(2), ctx->needs_input_grad(3));
+    auto [du, db_pre] = gelu_backward_column_sum(g.dx, s[0], s[1]);
+    return {du, db_pre.to(saved_dtype(ctx, "b_pre_dtype")), g.dw, g.db};
   }
 };
 
