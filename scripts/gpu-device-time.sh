@@ -23,6 +23,7 @@
 #   example      examples/custom_kernel built against an installed prefix, run on the GPU -> example.txt
 #   copies N K.. the device rows most moved by placement (fused LayerNorm, backward/block) in N
 #                processes for each --gptbench_graph_copies=K, alternating   -> copies/, copies.txt
+#                (COPIES_ARGS: more flags for every process, e.g. --gptbench_flush_l2=true)
 #   lmhead N     the LM-head GEMMs in N processes, settled and not (fixtures/settle.h) -> lmhead-*
 #   scripts/gpu-device-time.sh tests rows aa 3
 set -uo pipefail
@@ -83,7 +84,7 @@ while [ $# -gt 0 ]; do
       C='^(layernorm/(fused|torch)/bf16/fwd_bwd/rows:8192/cols:768|backward/block/bf16/fwd_bwd/small/B:8/T:1024)/launch:graph'
       mkdir -p "$OUT/copies"
       for ((i = 1; i <= n; i++)); do for k in "${ks[@]}"; do
-        "$B/gptbench" --benchmark_filter="$C" --gptbench_graph_copies="$k" --gptbench_settle=0.3 \
+        "$B/gptbench" --benchmark_filter="$C" --gptbench_graph_copies="$k" --gptbench_settle=0.3 ${COPIES_ARGS:-} \
           --benchmark_repetitions=3 --benchmark_min_time=0.1 --benchmark_out="$OUT/copies/copies-$k-$i.json" \
           --benchmark_out_format=json > /dev/null 2>> "$OUT/copies/stderr.txt"
       done; done
