@@ -100,6 +100,20 @@ TEST(ColumnSumGpu, GeluBackwardAndItsSumInOnePass) {
     EXPECT_LE(err.max().item<double>(), 0.0) << "d_pre";
     EXPECT_EQ(check_sums(sums, d_pre), "");
   }
+  // With a bias: GELU's input is bf16(pre + bias), formed in the kernel as LibTorch's bf16 add
+  // forms it; the same bounds around the float64 derivative at those bf16 values.
+  {
+    const auto dh = random_matrix(515, 1032, at::kBFloat16, 13).to(at::kCUDA);
+    const auto pre = (random_matrix(515, 1032, at::kDouble, 14) * 3).to(at::kBFloat16).to(at::kCUDA);
+    const auto bias = random_matrix(1, 1032, at::kBFloat16, 15).reshape({1032}).to(at::kCUDA);
+    auto [d_pre, sums] = gelu_backward_column_sum(dh, pre, bias);
+    const auto x = (pre + bias).to(at::kCPU, at::kDouble);  // bf16 add, then exact widening
+    const auto ref = at::gelu_backward(dh.to(at::kCPU, at::kDouble), x, "tanh");
+    const auto err = (d_pre.to(at::kCPU, at::kDouble) - ref).abs() - ref.abs() * 0x1p-8 -
+                     dh.to(at::kCPU, at::kDouble).abs() * 0x1p-12;
+    EXPECT_LE(err.max().item<double>(), 0.0) << "d_pre with a bias";
+    EXPECT_EQ(check_sums(sums, d_pre), "");
+  }
   const auto cpu = random_matrix(16, 8, at::kBFloat16, 3);
   auto [d_cpu, s_cpu] = gelu_backward_column_sum(cpu, cpu);  // the LibTorch composition
   EXPECT_TRUE(at::equal(d_cpu, at::gelu_backward(cpu, cpu, "tanh")));
