@@ -38,6 +38,14 @@ at::Tensor forward_rows(const at::Tensor& x, const at::Tensor& w, const at::Tens
   return forward_quantized(quantize_per_tensor_fp8(x, Fp8Format::kE4m3, copies), w, b, saved, for_backward);
 }
 
+// The same from GELU(bf16(u + bp)), u (M, K) bf16 rows and bp a bf16 bias, quantized where GELU
+// is computed.
+at::Tensor forward_after_gelu(const at::Tensor& u, const at::Tensor& bp, const at::Tensor& w, const at::Tensor& b,
+                              Fp8LinearSaved& saved, bool for_backward) {
+  const Fp8Copies copies = for_backward ? Fp8Copies::kBoth : Fp8Copies::kPlain;
+  return forward_quantized(quantize_per_tensor_gelu_fp8(u, bp, Fp8Format::kE4m3, copies), w, b, saved, for_backward);
+}
+
 at::ScalarType saved_dtype(AutogradContext* ctx, const char* key) {
   return static_cast<at::ScalarType>(ctx->saved_data[key].toInt());
 }
@@ -111,8 +119,7 @@ struct Fp8LinearAfterGelu : torch::autograd::Function<Fp8LinearAfterGelu> {
     const at::Tensor b = b_or_empty.numel() > 0 ? b_or_empty : at::Tensor();
     const at::Tensor bp = bf16_operand(b_pre);
     Fp8LinearSaved saved;
-    at::Tensor y = forward_quantized(quantize_per_tensor_gelu_fp8(u, bp, Fp8Format::kE4m3, Fp8Copies::kBoth), w, b,
-                                     saved, /*for_backward=*/true);
+    at::Tensor y = forward_after_gelu(u, bp, w, b, saved, /*for_backward=*/true);
     save_layer(ctx, {u, bp}, saved, w, b);
     ctx->saved_data["b_pre_dtype"] = static_cast<int64_t>(b_pre.scalar_type());
     return y;
@@ -170,8 +177,7 @@ at::Tensor linear_fp8_after_gelu(const at::Tensor& u, const at::Tensor& b_pre, c
   const at::Tensor rows = bf16_rows(u);
   if (!grad) {
     Fp8LinearSaved saved;
-    const Fp8PerTensor hq = quantize_per_tensor_gelu_fp8(rows, bf16_operand(b_pre), Fp8Format::kE4m3, Fp8Copies::kPlain);
-    return unrows(forward_quantized(hq, w, b, saved, /*for_backward=*/false), u);
+    return unrows(forward_after_gelu(rows, bf16_operand(b_pre), w, b, saved, /*for_backward=*/false), u);
   }
   return unrows(Fp8LinearAfterGelu::apply(rows, b_pre, w, b.defined() ? b : no_bias(w)), u);
 }
