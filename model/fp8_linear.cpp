@@ -169,7 +169,7 @@ at::Tensor linear_fp8_after_gelu(const at::Tensor& u, const at::Tensor& b_pre, c
                                 "), the bias of the layer that made u");
   check_linear_layer(fn, "the", w, b, u.size(-1), /*bias_optional=*/true);
   if (!fp8_linear_available(u, w)) {
-    const at::Tensor h = at::gelu((u + b_pre).to(u.scalar_type()), "tanh");
+    const at::Tensor h = at::gelu(u + b_pre.to(u.scalar_type()), "tanh");
     return linear_fp8(h, w, b);
   }
   const bool grad = at::GradMode::is_enabled() && (u.requires_grad() || b_pre.requires_grad() ||

@@ -39,10 +39,10 @@ at::Tensor linear_fp8(const at::Tensor& x, const at::Tensor& w, const at::Tensor
 // *before* its bias b_pre (linear_fp8(x, c_fc.weight, {})), so neither the bias add nor GELU's
 // output is written in bf16. On the FP8 path GELU's output is computed and quantized per tensor
 // from u and b_pre in two passes (ops/fp8/quantize_transpose.h, quantize_per_tensor_gelu_fp8),
-// values equal to the composition's: h = bf16(u + b_pre), GELU in fp32 rounded to bf16. Its
-// backward takes GELU's derivative at bf16(u + b_pre) and b_pre's gradient in one pass
-// (ops/column_sum.h). Elsewhere the composition itself: GELU((u + b_pre) in u's dtype), then
-// linear_fp8. b_pre is required; b may be undefined.
+// values equal to the composition's: h = bf16(u + bf16(b_pre)) (b_pre rounded first, as autocast
+// rounds a bias), GELU in fp32 rounded to bf16. Its backward takes GELU's derivative at h's input
+// and b_pre's gradient in one pass (ops/column_sum.h). Elsewhere the composition itself:
+// GELU(u + b_pre in u's dtype), then linear_fp8. b_pre is required; b may be undefined.
 at::Tensor linear_fp8_after_gelu(const at::Tensor& u, const at::Tensor& b_pre, const at::Tensor& w,
                                  const at::Tensor& b);
 

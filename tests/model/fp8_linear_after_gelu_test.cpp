@@ -34,9 +34,10 @@ Mlp mlp(int64_t batch, int64_t seq, int64_t hidden, int64_t out, c10::Device dev
           (at::randn({out, hidden}, opts) / 16).requires_grad_(), at::randn({out}, opts).requires_grad_()};
 }
 
-// The composition the function stands for.
+// The composition the function stands for. b_pre is rounded to u's dtype before the add, as
+// autocast rounds a linear layer's bias to bf16 before its GEMM adds it.
 at::Tensor composed(const Mlp& m, const at::Tensor& b) {
-  return linear_fp8(at::gelu((m.u + m.b_pre).to(m.u.scalar_type()), "tanh"), m.w, b);
+  return linear_fp8(at::gelu(m.u + m.b_pre.to(m.u.scalar_type()), "tanh"), m.w, b);
 }
 
 // On the CPU it is the composition: value and every gradient, with c_proj's bias and without.
