@@ -22,6 +22,7 @@
 //               residual-add + LayerNorm kernels, ops/layernorm.h; model/gpt2.h BlockKernels)
 //   names:      model/train_step/<size>/<precision>/B:<b>/T:<t>/opt:<opt>/attn:<impl>/
 //               head:<torch|fused|fp8>/blocks:<torch|fused>/accum:<k>/mode:<eager|graph>
+//               [/scaling:delayed]
 // Default: each --gptbench_models size at B×T of the options; bf16 with torch_fused, torch and
 // ours, eager and graph; the other selected precisions with torch_fused; 2·B in bf16; the
 // fused head eager with torch_fused (LibTorch's blocks) and with our adamw and fused blocks (the
@@ -33,8 +34,8 @@
 // On the CPU: fp32 only, eager, a few optimizers and accum:2 on the tiny model.
 // --gptbench_fp8=true (with bf16 among --gptbench_dtypes) adds fp8 steps in the best bf16
 // configuration (our adamw, fused blocks, a graph) at B and 2·B, with the LM head in bf16
-// (head:fused) and in FP8 (head:fp8), and one eager at B (its phases), each beside the same bf16
-// row; and at B, graph and eager, in the compiled peers' configuration (torch_fused, LibTorch's
+// (head:fused) and in FP8 (head:fp8), the latter also with delayed scaling (scaling:delayed,
+// model/fp8_linear.h), and one eager at B (its phases), each beside the same bf16 row; and at B, graph and eager, in the compiled peers' configuration (torch_fused, LibTorch's
 // blocks and head), the names torchao's FP8 step pairs with (docs/peers.md). On a GPU without FP8 tensor cores, and on the CPU (listed there), they are skipped with
 // the reason; before timing, the first loss with FP8 GEMMs is checked against bf16's
 // (train/case.h check_fp8_first_loss).
@@ -71,7 +72,8 @@ GPTBENCH_FAMILY(train_step, const SuiteInputs& in) {
   std::set<std::string> seen;
   auto add = [&](const GPT2Config& model, const std::string& prec, int64_t batch,
                  const std::string& opt, AttnImpl attn, int64_t accum, bool graph,
-                 LmHead head = LmHead::kTorch, BlockKernels kernels = BlockKernels::kTorch) {
+                 LmHead head = LmHead::kTorch, BlockKernels kernels = BlockKernels::kTorch,
+                 Fp8Scaling scaling = Fp8Scaling::kCurrent) {
     TrainCaseOptions tc;
     tc.cfg.model = model;
     tc.cfg.precision = parse_precision(prec);
@@ -82,6 +84,7 @@ GPTBENCH_FAMILY(train_step, const SuiteInputs& in) {
     tc.cfg.accum = accum;
     tc.cfg.head = head;
     tc.cfg.kernels = kernels;
+    tc.cfg.fp8_scaling = scaling;
     tc.graph = graph;
     if (!in.on_cuda()) tc.warmup_steps = 3;
     CaseSpec spec;
@@ -102,8 +105,11 @@ GPTBENCH_FAMILY(train_step, const SuiteInputs& in) {
       if (in.on_cuda()) add(model, "bf16", b, best_opt, AttnImpl::kSdpa, 1, graph, LmHead::kFused, kFusedBlocks);
       add(model, "fp8", b, best_opt, AttnImpl::kSdpa, 1, graph, fp8_head, kFusedBlocks);
     };
-    for (int64_t b : {in.batch, 2 * in.batch})
+    for (int64_t b : {in.batch, 2 * in.batch}) {
       for (LmHead head : {LmHead::kFused, LmHead::kFp8}) pair(b, /*graph=*/true, head);
+      add(model, "fp8", b, best_opt, AttnImpl::kSdpa, 1, /*graph=*/true, LmHead::kFp8, kFusedBlocks,
+          Fp8Scaling::kDelayed);
+    }
     pair(in.batch, /*graph=*/false, LmHead::kFused);
     // The configuration of the compiled peers' steps (LibTorch's optimizer, blocks and head), the
     // names torchao's FP8 step pairs with (peers/families/train_step_fp8.py: mode:graph with

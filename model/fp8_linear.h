@@ -20,11 +20,35 @@
 // (model/fused_linear.h, which itself falls back to at::linear), or at::linear without a bias,
 // so a caller may use it unconditionally and tiny configurations still run.
 // Shapes that do not fit together throw std::invalid_argument.
+//
+// Scaling: per-tensor current scaling by default (each tensor's amax now). With `scales`, a
+// layer's own Fp8LayerScales, delayed scaling: x, W and dy each take their multiplier from the
+// largest amax of their last casts and record their amax while they are cast (one pass over the
+// tensor instead of two; ops/fp8/quantize_transpose.h Fp8DelayedScale). A layer keeps one
+// Fp8LayerScales for its lifetime; the first forward and backward prime them with current amaxes.
 #include <ATen/ATen.h>
+#include <ATen/core/ivalue.h>
 
 #include <cstdint>
+#include <string>
+
+#include "ops/fp8/quantize_transpose.h"
 
 namespace gptbench {
+
+// The FP8 recipe's scaling: "current" (default) or "delayed".
+enum class Fp8Scaling { kCurrent, kDelayed };
+Fp8Scaling parse_fp8_scaling(const std::string& name);  // throws std::invalid_argument naming both
+const char* fp8_scaling_name(Fp8Scaling s);
+
+// One layer's delayed scaling: its input and weight (e4m3) and output gradient (e5m2), each with
+// its own amax history of `history` casts.
+struct Fp8LayerScales : torch::CustomClassHolder {
+  explicit Fp8LayerScales(int64_t history = kFp8AmaxHistory)
+      : x(Fp8Format::kE4m3, history), w(Fp8Format::kE4m3, history), dy(Fp8Format::kE5m2, history) {}
+  Fp8DelayedScale x, w, dy;
+};
+using Fp8Scales = c10::intrusive_ptr<Fp8LayerScales>;  // null: current scaling
 
 // Whether linear_fp8(x, w, ·) takes the FP8 path.
 bool fp8_linear_available(const at::Tensor& x, const at::Tensor& w);
@@ -33,7 +57,7 @@ bool fp8_linear_available(const at::Tensor& x, const at::Tensor& w);
 // of 16 and not empty.
 bool fp8_linear_shape_supported(int64_t rows, int64_t in, int64_t out);
 
-at::Tensor linear_fp8(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b);
+at::Tensor linear_fp8(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, const Fp8Scales& scales = {});
 
 // linear_fp8(GELU(u + b_pre), w, b) for the MLP's c_proj (tanh GELU): u is c_fc's output
 // *before* its bias b_pre (linear_fp8(x, c_fc.weight, {})), so neither the bias add nor GELU's
@@ -43,7 +67,8 @@ at::Tensor linear_fp8(const at::Tensor& x, const at::Tensor& w, const at::Tensor
 // rounds a bias), GELU in fp32 rounded to bf16. Its backward takes GELU's derivative at h's input
 // and b_pre's gradient in one pass (ops/column_sum.h). Elsewhere the composition itself:
 // GELU(u + b_pre in u's dtype), then linear_fp8. b_pre is required; b may be undefined.
+// `scales`: c_proj's, as linear_fp8's (its x is GELU's output).
 at::Tensor linear_fp8_after_gelu(const at::Tensor& u, const at::Tensor& b_pre, const at::Tensor& w,
-                                 const at::Tensor& b);
+                                 const at::Tensor& b, const Fp8Scales& scales = {});
 
 }  // namespace gptbench

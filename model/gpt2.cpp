@@ -82,17 +82,17 @@ CausalSelfAttentionImpl::CausalSelfAttentionImpl(const GPT2Config& cfg, AttnImpl
 torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x) {
   const int64_t B = x.size(0), T = x.size(1), C = x.size(2);
   const bool fused = kernels == BlockKernels::kFused;
-  auto linear = [fused, this](torch::nn::Linear& l, const torch::Tensor& t) {
-    if (fp8) return linear_fp8(t, l->weight, l->bias);
+  auto linear = [fused, this](torch::nn::Linear& l, const torch::Tensor& t, const Fp8Scales& scales) {
+    if (fp8) return linear_fp8(t, l->weight, l->bias, scales);
     return fused ? linear_fused(t, l->weight, l->bias, weight_grad) : l->forward(t);
   };
-  auto qkv = linear(c_attn, x).split(C, /*dim=*/2);  // 3 × (B, T, C)
+  auto qkv = linear(c_attn, x, c_attn_scales).split(C, /*dim=*/2);  // 3 × (B, T, C)
   auto heads = [&](const torch::Tensor& t) {
     return t.view({B, T, n_head, C / n_head}).transpose(1, 2);  // (B, H, T, hd)
   };
   auto y = causal_attention(heads(qkv[0]), heads(qkv[1]), heads(qkv[2]), impl);
   y = y.transpose(1, 2).contiguous().view({B, T, C});
-  return linear(c_proj, y);
+  return linear(c_proj, y, c_proj_scales);
 }
 
 MLPImpl::MLPImpl(const GPT2Config& cfg) {
@@ -102,8 +102,8 @@ MLPImpl::MLPImpl(const GPT2Config& cfg) {
 
 torch::Tensor MLPImpl::forward(const torch::Tensor& x) {
   if (fp8)  // c_fc without its bias: c_proj's FP8 input quantization adds it where GELU reads it
-    return linear_fp8_after_gelu(linear_fp8(x, c_fc->weight, /*b=*/{}), c_fc->bias, c_proj->weight,
-                                 c_proj->bias);
+    return linear_fp8_after_gelu(linear_fp8(x, c_fc->weight, /*b=*/{}, c_fc_scales), c_fc->bias, c_proj->weight,
+                                 c_proj->bias, c_proj_scales);
   if (kernels == BlockKernels::kFused)
     return mlp_gelu_fused(x, c_fc->weight, c_fc->bias, c_proj->weight, c_proj->bias, weight_grad);
   return c_proj->forward(at::gelu(c_fc->forward(x), "tanh"));
@@ -187,10 +187,19 @@ void GPT2Impl::set_block_kernels(BlockKernels k, WeightGrad wg) {
   }
 }
 
-void GPT2Impl::set_fp8_gemms(bool blocks_in_fp8, bool head_in_fp8) {
+void GPT2Impl::set_fp8_gemms(bool blocks_in_fp8, bool head_in_fp8, Fp8Scaling scaling) {
   fp8_blocks = blocks_in_fp8;
   fp8_head = head_in_fp8;
-  for (auto& b : blocks) b->attn->fp8 = b->mlp->fp8 = blocks_in_fp8;
+  fp8_scaling = scaling;
+  auto scales = [scaling] { return scaling == Fp8Scaling::kDelayed ? c10::make_intrusive<Fp8LayerScales>() : Fp8Scales(); };
+  for (auto& b : blocks) {
+    b->attn->fp8 = b->mlp->fp8 = blocks_in_fp8;
+    b->attn->c_attn_scales = scales();
+    b->attn->c_proj_scales = scales();
+    b->mlp->c_fc_scales = scales();
+    b->mlp->c_proj_scales = scales();
+  }
+  head_scales = scales();
 }
 
 torch::Tensor GPT2Impl::forward(const torch::Tensor& idx) {
@@ -221,7 +230,7 @@ torch::Tensor GPT2Impl::forward_padded(const torch::Tensor& idx) {
 }
 
 torch::Tensor GPT2Impl::lm_head(const torch::Tensor& x) {
-  if (fp8_head) return linear_fp8(x, wte->weight, /*b=*/{});
+  if (fp8_head) return linear_fp8(x, wte->weight, /*b=*/{}, head_scales);
   return at::matmul(x, wte->weight.t());
 }
 

@@ -54,6 +54,7 @@ struct CausalSelfAttentionImpl : torch::nn::Module {
   BlockKernels kernels = BlockKernels::kTorch;
   WeightGrad weight_grad = WeightGrad::kReturn;  // fused Linear layers (model/fused_linear.h)
   bool fp8 = false;  // c_attn, c_proj through linear_fp8 (model/fp8_linear.h), whatever `kernels`
+  Fp8Scales c_attn_scales, c_proj_scales;  // their delayed scaling, or null (current)
 };
 TORCH_MODULE(CausalSelfAttention);
 
@@ -65,6 +66,7 @@ struct MLPImpl : torch::nn::Module {
   BlockKernels kernels = BlockKernels::kTorch;
   WeightGrad weight_grad = WeightGrad::kReturn;
   bool fp8 = false;  // c_fc through linear_fp8 without its bias, then linear_fp8_after_gelu (bias + tanh-GELU fused into c_proj's input quantization)
+  Fp8Scales c_fc_scales, c_proj_scales;  // their delayed scaling, or null (current)
 };
 TORCH_MODULE(MLP);
 
@@ -111,8 +113,9 @@ struct GPT2Impl : torch::nn::Module {
   // gradients (kAccumulate: straight into .grad, unseen by gradient hooks).
   void set_block_kernels(BlockKernels k, WeightGrad wg = WeightGrad::kReturn);
   // FP8 GEMMs (model/fp8_linear.h): `blocks`, every block's four Linear layers; `head`, the tied
-  // LM head. Everything else keeps its precision (embeddings, LayerNorms, attention).
-  void set_fp8_gemms(bool blocks, bool head);
+  // LM head. Everything else keeps its precision (embeddings, LayerNorms, attention). `scaling`:
+  // each FP8 layer's (delayed: a fresh Fp8LayerScales per layer, its history empty).
+  void set_fp8_gemms(bool blocks, bool head, Fp8Scaling scaling = Fp8Scaling::kCurrent);
 
   GPT2Config cfg;
   CheckpointPolicy checkpointing;  // activation recomputation of the blocks (model/checkpoint.h)
@@ -123,6 +126,8 @@ struct GPT2Impl : torch::nn::Module {
   torch::nn::LayerNorm ln_f{nullptr};
   BlockKernels kernels = BlockKernels::kTorch;
   bool fp8_blocks = false, fp8_head = false;  // set_fp8_gemms
+  Fp8Scaling fp8_scaling = Fp8Scaling::kCurrent;
+  Fp8Scales head_scales;
 };
 TORCH_MODULE(GPT2);
 

@@ -19,8 +19,9 @@
 #                linear layers and quantizers; FP8_SECONDS: a time limit for the rows, 600)
 #   fp8step      the FP8 training step: its GPU tests, ours (fp8 beside bf16, small, medium, large;
 #                FP8_STEP_BATCH, 16; FP8_STEP_MODELS, small,medium,large) and torchao's peer rows
-#                (FP8_PEER_MODELS, the same models by default),
-#                merged                                               -> fp8step-*.json|txt|log
+#                (FP8_PEER_MODELS, the same models by default), merged; FP8_STEP_FILTER and
+#                FP8_STEP_TESTS narrow ours and the tests, FP8_SECONDS and FP8_PEER_SECONDS bound them
+#                                                                     -> fp8step-*.json|txt|log
 #   example      examples/custom_kernel built against an installed prefix, run on the GPU -> example.txt
 #   copies N K.. the device rows most moved by placement (fused LayerNorm, backward/block) in N
 #                processes for each --gptbench_graph_copies=K, alternating   -> copies/, copies.txt
@@ -120,14 +121,14 @@ while [ $# -gt 0 ]; do
       done ;;
     fp8step)
       models=${FP8_STEP_MODELS:-small,medium,large}; peer_models=${FP8_PEER_MODELS:-$models}
-      (cd "$B" && ./gptbench_tests --gtest_filter='Fp8LinearFunction*:Fp8LinearAfterGelu*:Fp8GemmGpuBias*:ColumnSum*:TrainStepFp8*:TrainCaseFp8*' > "$OUT/fp8step-tests.log" 2>&1)
+      (cd "$B" && ./gptbench_tests --gtest_filter="${FP8_STEP_TESTS:-Fp8LinearFunction*:Fp8LinearAfterGelu*:Fp8GemmGpuBias*:Fp8DelayedScale*:ColumnSum*:TrainStepFp8*:TrainCaseFp8*}" > "$OUT/fp8step-tests.log" 2>&1)
       echo "fp8step tests rc=$?"; grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED  \]" "$OUT/fp8step-tests.log" | tail -6
-      F='^model/train_step/(small|medium|large)/(bf16|fp8)/B:[0-9]+/T:1024/opt:(adamw/attn:sdpa/head:(fused|fp8)/blocks:fused|torch_fused/attn:sdpa/head:torch/blocks:torch)/accum:1/mode:(graph|eager)/'
+      F=${FP8_STEP_FILTER:-'^model/train_step/(small|medium|large)/(bf16|fp8)/B:[0-9]+/T:1024/opt:(adamw/attn:sdpa/head:(fused|fp8)/blocks:fused|torch_fused/attn:sdpa/head:torch/blocks:torch)/accum:1/mode:(graph|eager)/'}
       timeout "${FP8_SECONDS:-600}" "$B/gptbench" --gptbench_fp8=true --gptbench_models="$models" \
         --gptbench_batch="${FP8_STEP_BATCH:-16}" --benchmark_filter="$F" --benchmark_min_time=0.2 \
         --benchmark_out="$OUT/fp8step-ours.json" --benchmark_out_format=json > "$OUT/fp8step-ours.txt" 2>&1
       echo "fp8step ours rc=$?"; grep -E "error|wrong|skipped" "$OUT/fp8step-ours.txt" | cut -c1-200 | head -8
-      (cd "$ROOT" && timeout "${FP8_SECONDS:-600}" python3 -m peers --fp8 --full --gptbench_batch="${FP8_STEP_BATCH:-16}" \
+      (cd "$ROOT" && timeout "${FP8_PEER_SECONDS:-${FP8_SECONDS:-600}}" python3 -m peers --fp8 --full --gptbench_batch="${FP8_STEP_BATCH:-16}" \
         --benchmark_filter="^model/train_step/(${peer_models//,/|})/fp8/" --benchmark_min_time=0.2 \
         --benchmark_out="$OUT/fp8step-peers.json" > "$OUT/fp8step-peers.txt" 2>&1)
       echo "fp8step peers rc=$?"; grep -E "error|wrong|skipped" "$OUT/fp8step-peers.txt" | cut -c1-200 | head -8

@@ -61,13 +61,16 @@ void linear_forward(LinearImpl impl, const at::Tensor& x, const at::Tensor& w, a
 // for_backward; e.g. GELU's output quantized where it is produced, quantize_per_tensor_gelu_fp8):
 // saved.x takes xq, W is quantized and the GEMM runs as in linear_forward. Same rules. bias
 // (optional, bf16 (N)): added in the GEMM's epilogue (gemm_fp8_cublaslt), y rounded once.
+// w_delayed (optional): W's delayed scaling (ops/fp8/quantize_transpose.h Fp8DelayedScale,
+// e4m3) instead of its current amax.
 void linear_forward_fp8(Fp8PerTensor xq, const at::Tensor& w, at::Tensor& y, Fp8LinearSaved& saved,
-                        bool for_backward, const at::Tensor& bias = {});
+                        bool for_backward, const at::Tensor& bias = {}, Fp8DelayedScale* w_delayed = nullptr);
 
 // dx (M, K) and dw (N, K) bf16 contiguous, written from dy (M, N) bf16: the FP8 impls from
 // `saved` (after linear_forward with for_backward), which receives dŶ; kTorchBf16 from x and w.
+// dy_delayed (kFp8 only, e5m2): dy's delayed scaling instead of its current amax.
 void linear_backward(LinearImpl impl, const at::Tensor& dy, const at::Tensor& x, const at::Tensor& w,
-                     Fp8LinearSaved& saved, at::Tensor& dx, at::Tensor& dw);
+                     Fp8LinearSaved& saved, at::Tensor& dx, at::Tensor& dw, Fp8DelayedScale* dy_delayed = nullptr);
 
 // Rows of the layer's outputs in float64, from float64 operands x (M, K), w (N, K), dy (M, N):
 // y and dx at rows `rows_m` of M, dw at rows `rows_n` of N (int64 indices). For the FP8 impls

@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
+#include <string>
 
 #include "ops/fp8/gelu_fp8.h"
 #include "ops/fp8/input_check.h"
@@ -35,6 +37,14 @@ at::Tensor scalar_tensor(float v, c10::Device device) {
 
 // The fp32 values of x (rows, cols) as a contiguous CPU tensor.
 at::Tensor cpu_float(const at::Tensor& x) { return x.to(at::kCPU, at::kFloat).contiguous(); }
+
+// max |x| of a CPU fp32 tensor, NaNs ignored (as fmaxf in our kernels).
+float amax_reference(const at::Tensor& x) {
+  const float* xp = x.data_ptr<float>();
+  float amax = 0.f;
+  for (int64_t i = 0; i < x.numel(); ++i) amax = std::fmax(amax, std::fabs(xp[i]));
+  return amax;
+}
 
 template <typename Fp8>
 void cast_reference(const float* xp, int64_t rows, int64_t cols, float scale, float max, Fp8* q, Fp8* qt) {
@@ -70,11 +80,7 @@ std::string quantize_transpose_fp8_unsupported(const at::Tensor& x) {
 
 Fp8PerTensor fp8_tensor_scale_reference(const at::Tensor& x_in, Fp8Format f) {
   check_fp8_quantizer_input(x_in, "fp8_tensor_scale_reference");
-  const at::Tensor x = cpu_float(x_in);
-  const float* xp = x.data_ptr<float>();
-  float amax = 0.f;
-  for (int64_t i = 0; i < x.numel(); ++i) amax = std::fmax(amax, std::fabs(xp[i]));
-  const float scale = fp8_scale_from_amax(amax, f);
+  const float scale = fp8_scale_from_amax(amax_reference(cpu_float(x_in)), f);
   Fp8PerTensor q;
   q.format = f;
   q.scale = scalar_tensor(scale, at::kCPU);
@@ -135,36 +141,45 @@ struct GeluOf {
   at::Tensor bias;  // contiguous, aligned, or undefined
 };
 
-Fp8PerTensor scale_on_gpu(const at::Tensor& x, Fp8Format f, const GeluOf& gelu) {
-  c10::cuda::CUDAGuard guard(x.device());
-  const at::Tensor xc = aligned_contiguous(x);
-  const auto f32 = xc.options().dtype(at::kFloat);
-  at::Tensor partial = at::empty({fp8_quantize_partials(xc.size(0), xc.size(1))}, f32);
-  Fp8PerTensor q;
-  q.format = f;
-  q.scale = at::empty({1, 1}, f32);
-  q.scale_inv = at::empty({1, 1}, f32);
+// The amax pass: *scale and *scale_inv written from x's current amax.
+void launch_scale(const at::Tensor& xc, Fp8Format f, const GeluOf& gelu, float* scale, float* scale_inv) {
+  at::Tensor partial = at::empty({fp8_quantize_partials(xc.size(0), xc.size(1))}, xc.options().dtype(at::kFloat));
   Fp8TensorScaleArgs a;
   a.x = xc.data_ptr();
   a.gelu = gelu.on;
   a.gelu_bias = gelu.bias.defined() ? gelu.bias.data_ptr() : nullptr;
   a.partial = partial.data_ptr<float>();
-  a.scale = q.scale.data_ptr<float>();
-  a.scale_inv = q.scale_inv.data_ptr<float>();
+  a.scale = scale;
+  a.scale_inv = scale_inv;
   a.rows = xc.size(0);
   a.cols = xc.size(1);
   a.format = f;
-  launch_fp8_tensor_scale(a, at::cuda::getCurrentCUDAStream(x.device().index()).stream());
+  launch_fp8_tensor_scale(a, at::cuda::getCurrentCUDAStream(xc.device().index()).stream());
+}
+
+Fp8PerTensor scale_on_gpu(const at::Tensor& x, Fp8Format f, const GeluOf& gelu) {
+  c10::cuda::CUDAGuard guard(x.device());
+  const auto f32 = x.options().dtype(at::kFloat);
+  Fp8PerTensor q;
+  q.format = f;
+  q.scale = at::empty({1, 1}, f32);
+  q.scale_inv = at::empty({1, 1}, f32);
+  launch_scale(aligned_contiguous(x), f, gelu, q.scale.data_ptr<float>(), q.scale_inv.data_ptr<float>());
   return q;
 }
 
-void cast_on_gpu(const at::Tensor& x, Fp8PerTensor& q, Fp8Copies copies, const GeluOf& gelu) {
+// The cast for the multiplier at `scale` (default: q.scale). With `delayed_state` (delayed
+// scaling): the kernel also records the amax, q.scale and q.scale_inv receive the multiplier it
+// used, and the state is updated after it.
+void cast_on_gpu(const at::Tensor& x, Fp8PerTensor& q, Fp8Copies copies, const GeluOf& gelu,
+                 Fp8DelayedScale* delayed = nullptr) {
   c10::cuda::CUDAGuard guard(x.device());
   const at::Tensor xc = aligned_contiguous(x);
   const int64_t rows = xc.size(0), cols = xc.size(1);
   const auto opts = xc.options().dtype(fp8_scalar_type(q.format));
   q.data = fp8_writes_plain(copies) ? at::empty({rows, cols}, opts) : at::Tensor();
   q.data_t = fp8_writes_transposed(copies) ? at::empty({cols, rows}, opts) : at::Tensor();
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream(x.device().index()).stream();
   Fp8QuantizeTransposeArgs a;
   a.x = xc.data_ptr();
   a.gelu = gelu.on;
@@ -175,7 +190,20 @@ void cast_on_gpu(const at::Tensor& x, Fp8PerTensor& q, Fp8Copies copies, const G
   a.rows = rows;
   a.cols = cols;
   a.format = q.format;
-  launch_fp8_quantize_transpose(a, at::cuda::getCurrentCUDAStream(x.device().index()).stream());
+  at::Tensor partial;
+  if (delayed != nullptr) {
+    float* state = delayed->state.data_ptr<float>();
+    if (delayed->casts == 0) launch_scale(xc, q.format, gelu, state, q.scale_inv.data_ptr<float>());  // priming
+    partial = at::empty({fp8_quantize_transpose_blocks(rows, cols)}, xc.options().dtype(at::kFloat));
+    a.scale = state;
+    a.amax_partial = partial.data_ptr<float>();
+    a.scale_out = q.scale.data_ptr<float>();
+    a.scale_inv_out = q.scale_inv.data_ptr<float>();
+  }
+  launch_fp8_quantize_transpose(a, stream);
+  if (delayed != nullptr)
+    launch_fp8_delayed_update(partial.data_ptr<float>(), partial.numel(), delayed->state.data_ptr<float>(),
+                              delayed->history, delayed->format, stream);
 }
 #endif
 
@@ -208,18 +236,33 @@ void quantize_transpose_fp8(const at::Tensor& x, Fp8PerTensor& q, Fp8Copies copi
 #endif
 }
 
-Fp8PerTensor quantize_per_tensor_gelu_fp8(const at::Tensor& u, const at::Tensor& bias, Fp8Format f,
-                                          Fp8Copies copies) {
+namespace {
+
+void check_gelu_operands(const at::Tensor& u, const at::Tensor& bias) {
   check_fp8_quantizer_input(u, "quantize_per_tensor_gelu_fp8");
   if (bias.defined() && (bias.dim() != 1 || bias.size(0) != u.size(1)))
     throw std::invalid_argument("quantize_per_tensor_gelu_fp8: bias must be (" + std::to_string(u.size(1)) +
                                 ") or undefined, got " + c10::str(bias.sizes()));
+}
+
 #ifdef GPTBENCH_WITH_CUDA
+// Our kernels' GELU input when they can take u and bias; none otherwise.
+std::optional<GeluOf> gpu_gelu(const at::Tensor& u, const at::Tensor& bias) {
   const bool bias_ok = !bias.defined() || (bias.scalar_type() == at::kBFloat16 && bias.device() == u.device());
-  if (u.is_cuda() && bias_ok && quantize_transpose_fp8_unsupported(u).empty()) {
-    const GeluOf gelu{true, bias.defined() ? aligned_contiguous(bias) : at::Tensor()};
-    Fp8PerTensor q = scale_on_gpu(u, f, gelu);
-    cast_on_gpu(u, q, copies, gelu);
+  if (!u.is_cuda() || !bias_ok || !quantize_transpose_fp8_unsupported(u).empty()) return std::nullopt;
+  return GeluOf{true, bias.defined() ? aligned_contiguous(bias) : at::Tensor()};
+}
+#endif
+
+}  // namespace
+
+Fp8PerTensor quantize_per_tensor_gelu_fp8(const at::Tensor& u, const at::Tensor& bias, Fp8Format f,
+                                          Fp8Copies copies) {
+  check_gelu_operands(u, bias);
+#ifdef GPTBENCH_WITH_CUDA
+  if (auto gelu = gpu_gelu(u, bias)) {
+    Fp8PerTensor q = scale_on_gpu(u, f, *gelu);
+    cast_on_gpu(u, q, copies, *gelu);
     return q;
   }
 #endif
@@ -230,6 +273,82 @@ Fp8PerTensor quantize_per_tensor_fp8(const at::Tensor& x, Fp8Format f, Fp8Copies
   Fp8PerTensor q = fp8_tensor_scale(x, f);
   quantize_transpose_fp8(x, q, copies);
   return q;
+}
+
+Fp8DelayedScale::Fp8DelayedScale(Fp8Format f, int64_t h) : format(f), history(h) {
+  if (h < 1 || h > kFp8MaxAmaxHistory)
+    throw std::invalid_argument("Fp8DelayedScale: the amax history holds 1.." + std::to_string(kFp8MaxAmaxHistory) +
+                                " values, got " + std::to_string(h));
+}
+
+namespace {
+
+// d's state on x's device (made zero by the first cast), and q's scales to be written.
+Fp8PerTensor start_delayed(const at::Tensor& x, Fp8DelayedScale& d, const char* fn) {
+  const auto f32 = x.options().dtype(at::kFloat);
+  if (!d.state.defined()) d.state = at::zeros({1 + d.history}, f32);
+  if (d.state.device() != x.device())
+    throw std::invalid_argument(std::string(fn) + ": the delayed scale's state is on " + d.state.device().str() +
+                                ", x on " + x.device().str() + " (one Fp8DelayedScale per tensor and device)");
+  Fp8PerTensor q;
+  q.format = d.format;
+  q.scale = at::empty({1, 1}, f32);
+  q.scale_inv = at::empty({1, 1}, f32);
+  return q;
+}
+
+// The reference of a delayed cast, on the CPU: x's fp32 values, the same operations as ours.
+Fp8PerTensor delayed_reference(const at::Tensor& x_in, Fp8DelayedScale& d, Fp8Copies copies, const char* fn) {
+  const at::Tensor x = cpu_float(x_in);
+  Fp8PerTensor q = start_delayed(x, d, fn);
+  float* state = d.state.data_ptr<float>();
+  float* hist = state + 1;
+  const float amax = amax_reference(x);
+  if (d.casts == 0) state[0] = fp8_scale_from_amax(amax, d.format);
+  q.scale.fill_(state[0]);
+  q.scale_inv.fill_(1.f / state[0]);
+  quantize_transpose_fp8_reference(x, q, copies);
+  float m = amax;
+  for (int64_t i = d.history - 1; i > 0; --i) {
+    hist[i] = hist[i - 1];
+    m = std::fmax(m, hist[i]);
+  }
+  hist[0] = amax;
+  state[0] = fp8_scale_from_amax(m, d.format);
+  ++d.casts;
+  return q;
+}
+
+}  // namespace
+
+Fp8PerTensor quantize_per_tensor_fp8(const at::Tensor& x, Fp8DelayedScale& d, Fp8Copies copies) {
+  const char* fn = "quantize_per_tensor_fp8 (delayed)";
+  check_fp8_quantizer_input(x, fn);
+  if (!x.is_cuda()) return delayed_reference(x, d, copies, fn);
+  if (auto why = quantize_transpose_fp8_unsupported(x); !why.empty())
+    throw std::invalid_argument(std::string(fn) + ": " + why);
+#ifdef GPTBENCH_WITH_CUDA
+  Fp8PerTensor q = start_delayed(x, d, fn);
+  cast_on_gpu(x, q, copies, {}, &d);
+  ++d.casts;
+  return q;
+#else
+  throw std::logic_error("quantize_per_tensor_fp8: unreachable without CUDA");
+#endif
+}
+
+Fp8PerTensor quantize_per_tensor_gelu_fp8(const at::Tensor& u, const at::Tensor& bias, Fp8DelayedScale& d,
+                                          Fp8Copies copies) {
+  check_gelu_operands(u, bias);
+#ifdef GPTBENCH_WITH_CUDA
+  if (auto gelu = gpu_gelu(u, bias)) {
+    Fp8PerTensor q = start_delayed(u, d, "quantize_per_tensor_gelu_fp8 (delayed)");
+    cast_on_gpu(u, q, copies, *gelu, &d);
+    ++d.casts;
+    return q;
+  }
+#endif
+  return quantize_per_tensor_fp8(gelu_bf16_torch(u, bias), d, copies);
 }
 
 at::Tensor dequantize_per_tensor_fp8(const Fp8PerTensor& q) {

@@ -9,6 +9,8 @@
 //              by 8 across: each 8 rows it reads are 128 contiguous bytes of bf16 and each row
 //              of the transposed copy it writes 32 contiguous bytes (a whole sector), so both
 //              sides coalesce without shared memory. A 256-thread block covers 256 × 64.
+//   delayed:   the cast kernel also writes per-block maxima of |value| (its tile's), and one
+//              block reduces them into the amax history and the next cast's multiplier.
 // Both read their values through an input (ops/fp8/inputs.cuh): the bf16 tensor, or with `gelu`
 // GELU's output computed from the MLP-up GEMM's output and bias (the amax then has a kernel of
 // its own here, amax_partials, with the same blocks).
@@ -91,35 +93,75 @@ __device__ __forceinline__ void transpose4x4(uint32_t a, uint32_t b, uint32_t c,
   out[3] = __byte_perm(ab23, cd23, 0x7632);
 }
 
+// With `amax_partial` (delayed scaling) the kernel also records max |value| over its CUDA
+// block's tile in amax_partial[block], and block (0, 0) copies the multiplier it used and its
+// inverse to scale_out and scale_inv_out (the next update overwrites *scale_ptr).
 template <__nv_fp8_interpretation_t F, typename In>
 __global__ void __launch_bounds__(kThreads) quantize_transpose(In in, const float* __restrict__ scale_ptr,
                                                                uint8_t* __restrict__ q,
                                                                uint8_t* __restrict__ qt,
-                                                               int64_t rows, int64_t cols) {
+                                                               int64_t rows, int64_t cols,
+                                                               float* __restrict__ amax_partial,
+                                                               float* __restrict__ scale_out,
+                                                               float* __restrict__ scale_inv_out) {
   const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
   const int64_t r0 = int64_t{blockIdx.y} * kTileRows + (warp * kWarpRows + lane % kWarpRows) * kVec;
   const int64_t c0 = int64_t{blockIdx.x} * kTileCols + (lane / kWarpRows) * kVec;
-  if (r0 >= rows || c0 >= cols) return;  // rows and cols are multiples of 8: whole blocks
   const float scale = *scale_ptr;
-  uint2 row[kVec];  // row[i]: x[r0 + i][c0 .. c0 + 7] quantized
+  float amax = 0.f;
+  if (r0 < rows && c0 < cols) {  // rows and cols are multiples of 8: whole blocks
+    uint2 row[kVec];  // row[i]: x[r0 + i][c0 .. c0 + 7] quantized
 #pragma unroll
-  for (int i = 0; i < kVec; ++i)
-    row[i] = quant8<F>(in.load(r0 + i, c0, cols), scale);
-  if (q != nullptr) {
-#pragma unroll
-    for (int i = 0; i < kVec; ++i) *reinterpret_cast<uint2*>(q + (r0 + i) * cols + c0) = row[i];
-  }
-  if (qt != nullptr) {
-    uint32_t top_lo[4], top_hi[4], bottom_lo[4], bottom_hi[4];  // rows 0-3 / 4-7, columns 0-3 / 4-7
-    transpose4x4(row[0].x, row[1].x, row[2].x, row[3].x, top_lo);
-    transpose4x4(row[0].y, row[1].y, row[2].y, row[3].y, top_hi);
-    transpose4x4(row[4].x, row[5].x, row[6].x, row[7].x, bottom_lo);
-    transpose4x4(row[4].y, row[5].y, row[6].y, row[7].y, bottom_hi);
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      *reinterpret_cast<uint2*>(qt + (c0 + j) * rows + r0) = make_uint2(top_lo[j], bottom_lo[j]);
-      *reinterpret_cast<uint2*>(qt + (c0 + 4 + j) * rows + r0) = make_uint2(top_hi[j], bottom_hi[j]);
+    for (int i = 0; i < kVec; ++i) {
+      const Vec8 v = in.load(r0 + i, c0, cols);
+      if (amax_partial != nullptr) amax = fmaxf(amax, amax8(v));
+      row[i] = quant8<F>(v, scale);
     }
+    if (q != nullptr) {
+#pragma unroll
+      for (int i = 0; i < kVec; ++i) *reinterpret_cast<uint2*>(q + (r0 + i) * cols + c0) = row[i];
+    }
+    if (qt != nullptr) {
+      uint32_t top_lo[4], top_hi[4], bottom_lo[4], bottom_hi[4];  // rows 0-3 / 4-7, columns 0-3 / 4-7
+      transpose4x4(row[0].x, row[1].x, row[2].x, row[3].x, top_lo);
+      transpose4x4(row[0].y, row[1].y, row[2].y, row[3].y, top_hi);
+      transpose4x4(row[4].x, row[5].x, row[6].x, row[7].x, bottom_lo);
+      transpose4x4(row[4].y, row[5].y, row[6].y, row[7].y, bottom_hi);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        *reinterpret_cast<uint2*>(qt + (c0 + j) * rows + r0) = make_uint2(top_lo[j], bottom_lo[j]);
+        *reinterpret_cast<uint2*>(qt + (c0 + 4 + j) * rows + r0) = make_uint2(top_hi[j], bottom_hi[j]);
+      }
+    }
+  }
+  if (amax_partial != nullptr) {  // the same for every thread of the launch
+    amax = block_max<kThreads>(amax);
+    if (threadIdx.x == 0) amax_partial[int64_t{blockIdx.y} * gridDim.x + blockIdx.x] = amax;
+    if (threadIdx.x == 0 && blockIdx.x == 0 && blockIdx.y == 0) {
+      *scale_out = scale;
+      *scale_inv_out = 1.f / scale;
+    }
+  }
+}
+
+// The delayed-scaling update after a cast (one block): the tensor's amax from the cast's
+// partials enters the history (newest first, the oldest dropped) and state[0] becomes the
+// multiplier of the history's largest amax, for the next cast.
+__global__ void __launch_bounds__(kThreads) delayed_update(const float* __restrict__ partial, int64_t partials,
+                                                           float* __restrict__ state, int history,
+                                                           Fp8Format format) {
+  float amax = 0.f;
+  for (int64_t i = threadIdx.x; i < partials; i += kThreads) amax = fmaxf(amax, partial[i]);
+  amax = block_max<kThreads>(amax);
+  if (threadIdx.x == 0) {
+    float* h = state + 1;
+    float m = amax;
+    for (int i = history - 1; i > 0; --i) {
+      h[i] = h[i - 1];
+      m = fmaxf(m, h[i]);
+    }
+    h[0] = amax;
+    state[0] = fp8_scale_from_amax(m, format);
   }
 }
 
@@ -152,26 +194,48 @@ namespace {
 template <typename In>
 void launch_cast(const In& in, const Fp8QuantizeTransposeArgs& a, dim3 grid, cudaStream_t stream) {
   if (a.format == Fp8Format::kE4m3)
-    quantize_transpose<__NV_E4M3><<<grid, kThreads, 0, stream>>>(in, a.scale, a.q, a.qt, a.rows, a.cols);
+    quantize_transpose<__NV_E4M3><<<grid, kThreads, 0, stream>>>(in, a.scale, a.q, a.qt, a.rows, a.cols,
+                                                                 a.amax_partial, a.scale_out, a.scale_inv_out);
   else
-    quantize_transpose<__NV_E5M2><<<grid, kThreads, 0, stream>>>(in, a.scale, a.q, a.qt, a.rows, a.cols);
+    quantize_transpose<__NV_E5M2><<<grid, kThreads, 0, stream>>>(in, a.scale, a.q, a.qt, a.rows, a.cols,
+                                                                 a.amax_partial, a.scale_out, a.scale_inv_out);
   CUDA_CHECK_LAUNCH();
+}
+
+dim3 cast_grid(int64_t rows, int64_t cols) {
+  const int64_t row_tiles = (rows + kTileRows - 1) / kTileRows;
+  if (row_tiles > 65535)
+    throw std::invalid_argument("launch_fp8_quantize_transpose: more than 65,535 tiles of 256 rows");
+  return dim3(static_cast<unsigned>((cols + kTileCols - 1) / kTileCols), static_cast<unsigned>(row_tiles));
 }
 
 }  // namespace
 
+int64_t fp8_quantize_transpose_blocks(int64_t rows, int64_t cols) {
+  const dim3 g = cast_grid(rows, cols);
+  return int64_t{g.x} * g.y;
+}
+
 void launch_fp8_quantize_transpose(const Fp8QuantizeTransposeArgs& a, cudaStream_t stream) {
   check_shape("launch_fp8_quantize_transpose", a.rows, a.cols);
+  if (a.amax_partial != nullptr && (a.scale_out == nullptr || a.scale_inv_out == nullptr))
+    throw std::invalid_argument("launch_fp8_quantize_transpose: amax_partial needs scale_out and scale_inv_out");
   if (a.rows == 0 || a.cols == 0 || (a.q == nullptr && a.qt == nullptr)) return;
-  const int64_t row_tiles = (a.rows + kTileRows - 1) / kTileRows;
-  if (row_tiles > 65535)
-    throw std::invalid_argument("launch_fp8_quantize_transpose: more than 65,535 tiles of 256 rows");
-  const dim3 grid(static_cast<unsigned>((a.cols + kTileCols - 1) / kTileCols), static_cast<unsigned>(row_tiles));
+  const dim3 grid = cast_grid(a.rows, a.cols);
   const auto* x = static_cast<const __nv_bfloat16*>(a.x);
   if (a.gelu)
     launch_cast(BiasGeluInput{x, static_cast<const __nv_bfloat16*>(a.gelu_bias), nullptr}, a, grid, stream);
   else
     launch_cast(PlainInput{x}, a, grid, stream);
+}
+
+void launch_fp8_delayed_update(const float* partial, int64_t partials, float* state, int64_t history,
+                               Fp8Format format, cudaStream_t stream) {
+  if (history < 1 || history > kFp8MaxAmaxHistory)
+    throw std::invalid_argument("launch_fp8_delayed_update: history must be 1.." +
+                                std::to_string(kFp8MaxAmaxHistory) + ", got " + std::to_string(history));
+  delayed_update<<<1, kThreads, 0, stream>>>(partial, partials, state, static_cast<int>(history), format);
+  CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace gptbench

@@ -46,6 +46,10 @@ GPTBENCH_FP8_HD float fp8_scale_from_amax(float amax, Fp8Format f) {
   return s <= FLT_MAX ? s : FLT_MAX;
 }
 
+// Delayed scaling (Fp8DelayedScale below): the amax history's default and largest lengths.
+constexpr int64_t kFp8AmaxHistory = 16;
+constexpr int64_t kFp8MaxAmaxHistory = 1024;
+
 // Which copies a quantization writes: the values as they are, transposed, or both.
 enum class Fp8Copies : int32_t { kPlain = 1, kTransposed = 2, kBoth = 3 };
 constexpr bool fp8_writes_plain(Fp8Copies c) { return (static_cast<int32_t>(c) & 1) != 0; }
@@ -84,8 +88,22 @@ struct Fp8QuantizeTransposeArgs {
   uint8_t* qt = nullptr;        // (cols, rows) in `format`, or null: no transposed copy
   int64_t rows = 0, cols = 0;
   Fp8Format format = Fp8Format::kE4m3;
+  // Delayed scaling: per-block maxima of |value| (fp8_quantize_transpose_blocks(rows, cols)
+  // floats), and the multiplier used and its inverse (1 float each); all null, or all set.
+  float* amax_partial = nullptr;
+  float* scale_out = nullptr;
+  float* scale_inv_out = nullptr;
 };
 void launch_fp8_quantize_transpose(const Fp8QuantizeTransposeArgs& a, cudaStream_t stream);
+
+// The CUDA blocks of that cast (its amax_partial's length).
+int64_t fp8_quantize_transpose_blocks(int64_t rows, int64_t cols);
+
+// Delayed scaling's update after a cast, one block: state (1 + history floats: [0] the
+// multiplier, then the amax history, newest first) takes max(partial[0 .. partials)) as its newest
+// amax, drops the oldest, and state[0] = fp8_scale_from_amax(largest amax of the history).
+void launch_fp8_delayed_update(const float* partial, int64_t partials, float* state, int64_t history,
+                               Fp8Format format, cudaStream_t stream);
 
 }  // namespace gptbench
 #endif  // GPTBENCH_WITH_CUDA
@@ -96,6 +114,22 @@ void launch_fp8_quantize_transpose(const Fp8QuantizeTransposeArgs& a, cudaStream
 #include <string>
 
 namespace gptbench {
+
+// Delayed scaling of one tensor a step quantizes again and again (a layer's input, weight or
+// output gradient): the multiplier comes from the largest amax of its last `history` casts, and
+// each cast records the amax of what it casts in the same pass, so the tensor is read once
+// instead of twice (amax, then cast). The first cast has no history: it takes the current amax
+// (it is a current-scaling cast) and starts the history. A value above max / multiplier (a tensor
+// grown since the history was recorded) saturates at ±max.
+struct Fp8DelayedScale {
+  explicit Fp8DelayedScale(Fp8Format f, int64_t history = kFp8AmaxHistory);
+  Fp8Format format;
+  int64_t history;
+  // (1 + history) fp32 on the tensor's device, made by the first cast: [0] the next cast's
+  // multiplier, then the amaxes of the casts so far, newest first (zeros before).
+  at::Tensor state;
+  int64_t casts = 0;  // casts so far (host side: the first primes the state)
+};
 
 // x quantized per tensor: the copies asked for (undefined otherwise) and the scales.
 struct Fp8PerTensor {
@@ -123,6 +157,12 @@ void quantize_transpose_fp8_reference(const at::Tensor& x, Fp8PerTensor& q, Fp8C
 // the LibTorch composition.
 Fp8PerTensor quantize_per_tensor_fp8(const at::Tensor& x, Fp8Format f, Fp8Copies copies);
 Fp8PerTensor quantize_per_tensor_fp8_reference(const at::Tensor& x, Fp8Format f, Fp8Copies copies);
+
+// The same with delayed scaling (f is d.format): q.scale is d's multiplier before the cast
+// (after a first cast's priming), q.scale_inv its inverse, and d's state is updated. Ours on CUDA:
+// the cast kernel records the amax, one more block updates the state (two kernels; three on the
+// first cast). On the CPU the reference: the same operations in fp32, bit for bit.
+Fp8PerTensor quantize_per_tensor_fp8(const at::Tensor& x, Fp8DelayedScale& d, Fp8Copies copies);
 Fp8PerTensor quantize_per_tensor_fp8_torch(const at::Tensor& x, Fp8Format f, Fp8Copies copies);
 
 // GELU's output GELU(bf16(u + bias)) (tanh form, bf16; ops/fp8/gelu_fp8.h's gelu_bf16_torch)
@@ -130,6 +170,8 @@ Fp8PerTensor quantize_per_tensor_fp8_torch(const at::Tensor& x, Fp8Format f, Fp8
 // before its bias, so the activation is never written in bf16 (bias: (cols) bf16 or undefined);
 // elsewhere quantize_per_tensor_fp8 of gelu_bf16_torch(u, bias).
 Fp8PerTensor quantize_per_tensor_gelu_fp8(const at::Tensor& u, const at::Tensor& bias, Fp8Format f,
+                                          Fp8Copies copies);
+Fp8PerTensor quantize_per_tensor_gelu_fp8(const at::Tensor& u, const at::Tensor& bias, Fp8DelayedScale& d,
                                           Fp8Copies copies);
 
 // Why our kernels cannot take x ("" when they can, or when x is on the CPU).

@@ -152,5 +152,31 @@ TEST(Fp8LinearAfterGeluGpu, AgreesWithTheComposition) {
   EXPECT_TRUE(at::equal(y, y0));  // the no-grad forward: the same quantization and GEMM
 }
 
+// With delayed scaling, against the composition with scales of its own: two steps, each
+// quantizing GELU's output with the multiplier of the amaxes before it; y and the gradients agree
+// as above, and both histories hold the same amaxes (up to GELU's rare one-ulp tips).
+TEST(Fp8LinearAfterGeluGpu, DelayedScalingAgreesWithTheComposition) {
+  if (auto why = no_fp8(); !why.empty()) GTEST_SKIP() << why;
+  const c10::Device gpu(c10::kCUDA, 0);
+  at::manual_seed(8);
+  const Fp8Scales ours = c10::make_intrusive<Fp8LayerScales>(), theirs = c10::make_intrusive<Fp8LayerScales>();
+  PrecisionScope bf16(Precision::kBf16, gpu);
+  for (int step = 1; step <= 2; ++step) {
+    Mlp m = mlp(2, 128, 768, 256, gpu);
+    const at::Tensor u = m.u.to(at::kBFloat16).detach().requires_grad_();
+    const at::Tensor y = linear_fp8_after_gelu(u, m.b_pre, m.w, m.b, ours);
+    const at::Tensor ref = linear_fp8(at::gelu(u + m.b_pre.to(u.scalar_type()), "tanh"), m.w, m.b, theirs);
+    EXPECT_EQ(check_close(y, ref.to(at::kDouble), 5e-3), "") << "y, step " << step;
+    const at::Tensor g = at::randn(y.sizes(), y.options());
+    const auto grads = torch::autograd::grad({y}, {u, m.w}, {g});
+    const auto ref_grads = torch::autograd::grad({ref}, {u, m.w}, {g});
+    for (size_t i = 0; i < grads.size(); ++i)
+      EXPECT_EQ(check_close(grads[i], ref_grads[i].to(at::kDouble), 5e-3), "") << i << ", step " << step;
+    EXPECT_EQ(ours->x.casts, step);
+    EXPECT_EQ(ours->dy.casts, step);
+    EXPECT_TRUE(at::allclose(ours->x.state, theirs->x.state, 1.0 / 128, 0)) << ours->x.state << theirs->x.state;
+  }
+}
+
 }  // namespace
 }  // namespace gptbench

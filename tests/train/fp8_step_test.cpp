@@ -12,6 +12,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fixtures/case_runner.h"
@@ -62,6 +63,14 @@ TEST(TrainCaseFp8, RowName) {
   o.cfg.head = LmHead::kFp8;
   EXPECT_EQ(train_step_name(o),
             "model/train_step/tiny/fp8/B:2/T:32/opt:adamw/attn:sdpa/head:fp8/blocks:fused/accum:1/mode:graph");
+  // Delayed scaling is an axis of its own, on steps with FP8 GEMMs only.
+  o.cfg.fp8_scaling = Fp8Scaling::kDelayed;
+  EXPECT_EQ(train_step_name(o), "model/train_step/tiny/fp8/B:2/T:32/opt:adamw/attn:sdpa/head:fp8/blocks:fused/"
+                                "accum:1/mode:graph/scaling:delayed");
+  o.cfg.precision = Precision::kBf16;
+  o.cfg.head = LmHead::kFused;
+  EXPECT_EQ(train_step_name(o),
+            "model/train_step/tiny/bf16/B:2/T:32/opt:adamw/attn:sdpa/head:fused/blocks:fused/accum:1/mode:graph");
 }
 
 // On the CPU a step with FP8 GEMMs is skipped with linear_unsupported's reason — not an error —
@@ -188,16 +197,20 @@ TEST(TrainStepFp8, GpuFirstLossMatchesBf16) {
 // checked, graph captured and replayed.
 TEST(TrainCaseFp8, GpuGraphRowVerifiesAndRuns) {
   if (auto why = no_fp8(); !why.empty()) GTEST_SKIP() << why;
-  TrainCaseOptions o;
-  o.cfg = gpu_config(Precision::kFp8, LmHead::kFp8);
-  o.cfg.optimizer = "adamw";
-  o.graph = true;
-  o.warmup_steps = 3;
-  Case c = make_train_case(o, c10::Device(c10::kCUDA, 0));
-  EXPECT_EQ(c.verify(), "");
-  for (int i = 0; i < 3; ++i) c.run();
-  EXPECT_GT(c.counters.at("tokens/s"), 0);
-  EXPECT_GT(c.counters.at("graph_ms"), 0);
+  for (Fp8Scaling scaling : {Fp8Scaling::kCurrent, Fp8Scaling::kDelayed}) {
+    SCOPED_TRACE(fp8_scaling_name(scaling));
+    TrainCaseOptions o;
+    o.cfg = gpu_config(Precision::kFp8, LmHead::kFp8);
+    o.cfg.optimizer = "adamw";
+    o.cfg.fp8_scaling = scaling;
+    o.graph = true;
+    o.warmup_steps = 3;
+    Case c = make_train_case(o, c10::Device(c10::kCUDA, 0));
+    EXPECT_EQ(c.verify(), "");
+    for (int i = 0; i < 3; ++i) c.run();
+    EXPECT_GT(c.counters.at("tokens/s"), 0);
+    EXPECT_GT(c.counters.at("graph_ms"), 0);
+  }
 }
 
 // A token stream the model learns quickly: one fixed sequence of 64 distinct random tokens,
@@ -249,10 +262,16 @@ TEST(TrainStepFp8, ConvergesLikeBf16) {
   const c10::Device gpu(c10::kCUDA, 0);
   constexpr int kSteps = 60;
   const auto bf16 = pattern_losses(gpu_config(Precision::kBf16, LmHead::kFused), kSteps, gpu);
-  for (LmHead head : {LmHead::kFused, LmHead::kFp8}) {
-    const auto fp8 = pattern_losses(gpu_config(Precision::kFp8, head), kSteps, gpu);
-    std::printf("head:%s loss  step 1: bf16 %.4f fp8 %.4f  step 30: bf16 %.4f fp8 %.4f  step 60: bf16 %.4f fp8 %.4f\n",
-                lm_head_name(head), bf16[0], fp8[0], bf16[29], fp8[29], bf16.back(), fp8.back());
+  // Delayed scaling: the first step primes every history with current amaxes, so its loss is
+  // current scaling's; later steps cast with the largest amax of the last 16.
+  for (auto [head, scaling] : {std::pair{LmHead::kFused, Fp8Scaling::kCurrent}, std::pair{LmHead::kFp8, Fp8Scaling::kCurrent},
+                               std::pair{LmHead::kFp8, Fp8Scaling::kDelayed}}) {
+    TrainConfig cfg = gpu_config(Precision::kFp8, head);
+    cfg.fp8_scaling = scaling;
+    const auto fp8 = pattern_losses(cfg, kSteps, gpu);
+    std::printf("head:%s %s loss  step 1: bf16 %.4f fp8 %.4f  step 30: bf16 %.4f fp8 %.4f  step 60: bf16 %.4f fp8 %.4f\n",
+                lm_head_name(head), fp8_scaling_name(scaling), bf16[0], fp8[0], bf16[29], fp8[29], bf16.back(),
+                fp8.back());
     EXPECT_NEAR(fp8[0], bf16[0], kFp8FirstLossTolerance);
     EXPECT_LT(bf16.back(), 0.5 * bf16[0]);
     EXPECT_LT(fp8.back(), 0.5 * fp8[0]);
