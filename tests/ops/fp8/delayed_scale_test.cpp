@@ -8,6 +8,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "ops/fp8/gelu_fp8.h"
@@ -18,12 +19,15 @@
 namespace gptbench {
 namespace {
 
-// "" when a and b hold the same scales and FP8 bytes (both copies), wherever they are.
+// "" when a and b hold the same scales, the same copies and the same FP8 bytes in them, wherever
+// they are.
 std::string differ(const Fp8PerTensor& a, const Fp8PerTensor& b) {
   if (!at::equal(a.scale.cpu(), b.scale.cpu())) return "scale";
   if (!at::equal(a.scale_inv.cpu(), b.scale_inv.cpu())) return "scale_inv";
-  if (!at::equal(a.data.view(at::kByte).cpu(), b.data.view(at::kByte).cpu())) return "data";
-  if (!at::equal(a.data_t.view(at::kByte).cpu(), b.data_t.view(at::kByte).cpu())) return "data_t";
+  for (auto [x, y, what] : {std::tuple{&a.data, &b.data, "data"}, std::tuple{&a.data_t, &b.data_t, "data_t"}}) {
+    if (x->defined() != y->defined()) return std::string(what) + ": one copy is missing";
+    if (x->defined() && !at::equal(x->view(at::kByte).cpu(), y->view(at::kByte).cpu())) return what;
+  }
   return "";
 }
 
@@ -44,8 +48,8 @@ TEST(Fp8DelayedScale, FirstCastIsCurrentScalingAndStartsTheHistory) {
 }
 
 // Casts of tensors whose amax is 1, 8, 2, 0.5, 0.25 (history 3): each takes the multiplier of
-// the largest amax among the previous three casts (the first: its own), so the 8 saturates
-// nothing it is cast with... but the cast after it keeps 8's multiplier until 8 leaves.
+// the largest amax among the previous three casts (the first: its own). The 8 is cast with 1's
+// multiplier (saturating), and the three casts after it keep 8's multiplier until 8 leaves.
 TEST(Fp8DelayedScale, LaterCastsTakeTheLargestAmaxOfTheHistory) {
   const Fp8Format f = Fp8Format::kE4m3;
   Fp8DelayedScale d(f, 3);
@@ -71,7 +75,6 @@ TEST(Fp8DelayedScale, LaterCastsTakeTheLargestAmaxOfTheHistory) {
   // After the five casts: the history is 0.25, 0.5, 2 (8 has left), the next multiplier 2's.
   const std::vector<float> want = {scale_of(2, f), 0.25f, 0.5f, 2};
   EXPECT_TRUE(at::equal(d.state, at::tensor(want))) << d.state;
-  // The cast with 8's multiplier of a tensor whose amax is 1: values stay below 448 / 8 · 1.
   EXPECT_EQ(d.casts, 5);
 }
 
@@ -83,6 +86,18 @@ TEST(Fp8DelayedScale, GrowthSaturates) {
   EXPECT_EQ(q.scale.item<float>(), 448.f);
   EXPECT_TRUE(at::all(q.data.to(at::kFloat) == 448).item<bool>());
   EXPECT_EQ(d.state[0].item<float>(), 112.f);  // 448 / 4 for the next cast
+}
+
+// Each set of copies is written as asked, the missing one undefined.
+TEST(Fp8DelayedScale, WritesTheCopiesAskedFor) {
+  const at::Tensor x = fp8_test_input(16, 24, at::TensorOptions().dtype(at::kBFloat16));
+  for (Fp8Copies c : {Fp8Copies::kPlain, Fp8Copies::kTransposed, Fp8Copies::kBoth}) {
+    Fp8DelayedScale d(Fp8Format::kE4m3);
+    const Fp8PerTensor q = quantize_per_tensor_fp8(x, d, c);
+    EXPECT_EQ(differ(q, quantize_per_tensor_fp8_reference(x, Fp8Format::kE4m3, c)), "") << static_cast<int>(c);
+    EXPECT_EQ(q.data.defined(), fp8_writes_plain(c));
+    EXPECT_EQ(q.data_t.defined(), fp8_writes_transposed(c));
+  }
 }
 
 TEST(Fp8DelayedScale, RejectsBadUse) {
