@@ -168,9 +168,10 @@ Fp8PerTensor scale_on_gpu(const at::Tensor& x, Fp8Format f, const GeluOf& gelu) 
   return q;
 }
 
-// The cast for the multiplier at `scale` (default: q.scale). With `delayed_state` (delayed
-// scaling): the kernel also records the amax, q.scale and q.scale_inv receive the multiplier it
-// used, and the state is updated after it.
+// The cast for the multiplier q.scale. With `delayed` (delayed scaling) instead for the
+// multiplier in its state (primed from x's current amax by its first cast): the kernel also
+// records the amax, q.scale and q.scale_inv receive the multiplier it used, and the state is
+// updated after it.
 void cast_on_gpu(const at::Tensor& x, Fp8PerTensor& q, Fp8Copies copies, const GeluOf& gelu,
                  Fp8DelayedScale* delayed = nullptr) {
   c10::cuda::CUDAGuard guard(x.device());
@@ -201,9 +202,11 @@ void cast_on_gpu(const at::Tensor& x, Fp8PerTensor& q, Fp8Copies copies, const G
     a.scale_inv_out = q.scale_inv.data_ptr<float>();
   }
   launch_fp8_quantize_transpose(a, stream);
-  if (delayed != nullptr)
+  if (delayed != nullptr) {
     launch_fp8_delayed_update(partial.data_ptr<float>(), partial.numel(), delayed->state.data_ptr<float>(),
                               delayed->history, delayed->format, stream);
+    ++delayed->casts;
+  }
 }
 #endif
 
@@ -330,7 +333,6 @@ Fp8PerTensor quantize_per_tensor_fp8(const at::Tensor& x, Fp8DelayedScale& d, Fp
 #ifdef GPTBENCH_WITH_CUDA
   Fp8PerTensor q = start_delayed(x, d, fn);
   cast_on_gpu(x, q, copies, {}, &d);
-  ++d.casts;
   return q;
 #else
   throw std::logic_error("quantize_per_tensor_fp8: unreachable without CUDA");
@@ -344,7 +346,6 @@ Fp8PerTensor quantize_per_tensor_gelu_fp8(const at::Tensor& u, const at::Tensor&
   if (auto gelu = gpu_gelu(u, bias)) {
     Fp8PerTensor q = start_delayed(u, d, "quantize_per_tensor_gelu_fp8 (delayed)");
     cast_on_gpu(u, q, copies, *gelu, &d);
-    ++d.casts;
     return q;
   }
 #endif
