@@ -35,9 +35,10 @@
 // --gptbench_fp8=true (with bf16 among --gptbench_dtypes) adds fp8 steps in the best bf16
 // configuration (our adamw, fused blocks, a graph) at B and 2·B, with the LM head in bf16
 // (head:fused) and in FP8 (head:fp8), the latter also with delayed scaling (scaling:delayed,
-// model/fp8_linear.h), and one eager at B (its phases), each beside the same bf16 row; and at B, graph and eager, in the compiled peers' configuration (torch_fused, LibTorch's
-// blocks and head), the names torchao's FP8 step pairs with (docs/peers.md). On a GPU without FP8 tensor cores, and on the CPU (listed there), they are skipped with
-// the reason; before timing, the first loss with FP8 GEMMs is checked against bf16's
+// model/fp8_linear.h), and one eager at B (its phases), each beside the same bf16 row; and at
+// B, graph and eager, in the compiled peers' configuration (torch_fused, LibTorch's blocks and
+// head), the names torchao's FP8 step pairs with (docs/peers.md). On a GPU without FP8 tensor
+// cores, and on the CPU (listed there), they are skipped with the reason; before timing, the first loss with FP8 GEMMs is checked against bf16's
 // (train/case.h check_fp8_first_loss).
 #include <algorithm>
 #include <set>

@@ -36,9 +36,8 @@ at::Tensor forward_quantized(Fp8PerTensor xq, const at::Tensor& w, const at::Ten
 at::Tensor forward_rows(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b,
                         Fp8LinearSaved& saved, bool for_backward, Fp8LayerScales* scales) {
   const Fp8Copies copies = for_backward ? Fp8Copies::kBoth : Fp8Copies::kPlain;
-  Fp8PerTensor xq = scales ? quantize_per_tensor_fp8(x, scales->x, copies)
-                           : quantize_per_tensor_fp8(x, Fp8Format::kE4m3, copies);
-  return forward_quantized(std::move(xq), w, b, saved, for_backward, scales);
+  return forward_quantized(quantize_per_tensor_fp8(x, Fp8Format::kE4m3, copies, scales ? &scales->x : nullptr), w,
+                           b, saved, for_backward, scales);
 }
 
 // The same from GELU(bf16(u + bp)), u (M, K) bf16 rows and bp a bf16 bias, quantized where GELU
@@ -46,9 +45,9 @@ at::Tensor forward_rows(const at::Tensor& x, const at::Tensor& w, const at::Tens
 at::Tensor forward_after_gelu(const at::Tensor& u, const at::Tensor& bp, const at::Tensor& w, const at::Tensor& b,
                               Fp8LinearSaved& saved, bool for_backward, Fp8LayerScales* scales) {
   const Fp8Copies copies = for_backward ? Fp8Copies::kBoth : Fp8Copies::kPlain;
-  Fp8PerTensor xq = scales ? quantize_per_tensor_gelu_fp8(u, bp, scales->x, copies)
-                           : quantize_per_tensor_gelu_fp8(u, bp, Fp8Format::kE4m3, copies);
-  return forward_quantized(std::move(xq), w, b, saved, for_backward, scales);
+  return forward_quantized(
+      quantize_per_tensor_gelu_fp8(u, bp, Fp8Format::kE4m3, copies, scales ? &scales->x : nullptr), w, b, saved,
+      for_backward, scales);
 }
 
 at::ScalarType saved_dtype(AutogradContext* ctx, const char* key) {

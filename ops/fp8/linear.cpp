@@ -126,13 +126,6 @@ void check_shape(const char* what, const at::Tensor& t, int64_t rows, int64_t co
                                 c10::str(t.sizes()) + " on " + t.device().str());
 }
 
-// A delayed scale given for a tensor of format f must be of that format.
-void check_delayed(const char* fn, const Fp8DelayedScale* d, Fp8Format f) {
-  if (d != nullptr && d->format != f)
-    throw std::invalid_argument(std::string(fn) + ": the delayed scale is " + fp8_format_name(d->format) +
-                                ", this tensor is quantized to " + fp8_format_name(f));
-}
-
 }  // namespace
 
 std::string linear_unsupported(LinearImpl impl, c10::Device device) {
@@ -179,9 +172,7 @@ void linear_forward_fp8(Fp8PerTensor xq, const at::Tensor& w, at::Tensor& y, Fp8
   check_shape("y", y, xq.data.size(0), w.size(0), y);
   saved.x = std::move(xq);
   const Fp8Copies copies = for_backward ? Fp8Copies::kBoth : Fp8Copies::kPlain;
-  check_delayed("linear_forward_fp8", w_delayed, Fp8Format::kE4m3);
-  saved.w = w_delayed != nullptr ? quantize_per_tensor_fp8(w, *w_delayed, copies)
-                                 : quantize_per_tensor_fp8(w, Fp8Format::kE4m3, copies);
+  saved.w = quantize_per_tensor_fp8(w, Fp8Format::kE4m3, copies, w_delayed);
   gemm_fp8_cublaslt({saved.x.data, saved.x.scale_inv, Fp8Granularity::kTensor},
                     {saved.w.data, saved.w.scale_inv, Fp8Granularity::kTensor}, Fp8GemmScaling::kTensor, y,
                     bias);
@@ -197,11 +188,9 @@ void linear_backward(LinearImpl impl, const at::Tensor& dy, const at::Tensor& x,
     throw std::invalid_argument("linear_backward: " + why);
   if (dy_delayed != nullptr && impl != LinearImpl::kFp8)
     throw std::invalid_argument("linear_backward: delayed scaling is kFp8's");
-  check_delayed("linear_backward", dy_delayed, Fp8Format::kE5m2);
   switch (impl) {
     case LinearImpl::kFp8:
-      saved.dy = dy_delayed != nullptr ? quantize_per_tensor_fp8(dy, *dy_delayed, Fp8Copies::kBoth)
-                                       : quantize_per_tensor_fp8(dy, Fp8Format::kE5m2, Fp8Copies::kBoth);
+      saved.dy = quantize_per_tensor_fp8(dy, Fp8Format::kE5m2, Fp8Copies::kBoth, dy_delayed);
       gemm_per_tensor({saved.dy.data, saved.dy.scale_inv}, {saved.w.data_t, saved.w.scale_inv}, dx);
       gemm_per_tensor({saved.dy.data_t, saved.dy.scale_inv}, {saved.x.data_t, saved.x.scale_inv}, dw);
       break;

@@ -239,6 +239,12 @@ void quantize_transpose_fp8(const at::Tensor& x, Fp8PerTensor& q, Fp8Copies copi
 #endif
 }
 
+Fp8DelayedScale::Fp8DelayedScale(Fp8Format f, int64_t h) : format(f), history(h) {
+  if (h < 1 || h > kFp8MaxAmaxHistory)
+    throw std::invalid_argument("Fp8DelayedScale: the amax history holds 1.." + std::to_string(kFp8MaxAmaxHistory) +
+                                " values, got " + std::to_string(h));
+}
+
 namespace {
 
 void check_gelu_operands(const at::Tensor& u, const at::Tensor& bias) {
@@ -257,34 +263,12 @@ std::optional<GeluOf> gpu_gelu(const at::Tensor& u, const at::Tensor& bias) {
 }
 #endif
 
-}  // namespace
-
-Fp8PerTensor quantize_per_tensor_gelu_fp8(const at::Tensor& u, const at::Tensor& bias, Fp8Format f,
-                                          Fp8Copies copies) {
-  check_gelu_operands(u, bias);
-#ifdef GPTBENCH_WITH_CUDA
-  if (auto gelu = gpu_gelu(u, bias)) {
-    Fp8PerTensor q = scale_on_gpu(u, f, *gelu);
-    cast_on_gpu(u, q, copies, *gelu);
-    return q;
-  }
-#endif
-  return quantize_per_tensor_fp8(gelu_bf16_torch(u, bias), f, copies);
+// A delayed scale given for a tensor quantized to f must be of format f.
+void check_delayed(const char* fn, const Fp8DelayedScale* d, Fp8Format f) {
+  if (d != nullptr && d->format != f)
+    throw std::invalid_argument(std::string(fn) + ": the delayed scale is " + fp8_format_name(d->format) +
+                                ", the tensor is quantized to " + fp8_format_name(f));
 }
-
-Fp8PerTensor quantize_per_tensor_fp8(const at::Tensor& x, Fp8Format f, Fp8Copies copies) {
-  Fp8PerTensor q = fp8_tensor_scale(x, f);
-  quantize_transpose_fp8(x, q, copies);
-  return q;
-}
-
-Fp8DelayedScale::Fp8DelayedScale(Fp8Format f, int64_t h) : format(f), history(h) {
-  if (h < 1 || h > kFp8MaxAmaxHistory)
-    throw std::invalid_argument("Fp8DelayedScale: the amax history holds 1.." + std::to_string(kFp8MaxAmaxHistory) +
-                                " values, got " + std::to_string(h));
-}
-
-namespace {
 
 // d's state on x's device (made zero by the first cast), and q's scales to be written.
 Fp8PerTensor start_delayed(const at::Tensor& x, Fp8DelayedScale& d, const char* fn) {
@@ -324,32 +308,40 @@ Fp8PerTensor delayed_reference(const at::Tensor& x_in, Fp8DelayedScale& d, Fp8Co
 
 }  // namespace
 
-Fp8PerTensor quantize_per_tensor_fp8(const at::Tensor& x, Fp8DelayedScale& d, Fp8Copies copies) {
-  const char* fn = "quantize_per_tensor_fp8 (delayed)";
+Fp8PerTensor quantize_per_tensor_gelu_fp8(const at::Tensor& u, const at::Tensor& bias, Fp8Format f,
+                                          Fp8Copies copies, Fp8DelayedScale* delayed) {
+  const char* fn = "quantize_per_tensor_gelu_fp8";
+  check_gelu_operands(u, bias);
+  check_delayed(fn, delayed, f);
+#ifdef GPTBENCH_WITH_CUDA
+  if (auto gelu = gpu_gelu(u, bias)) {
+    Fp8PerTensor q = delayed != nullptr ? start_delayed(u, *delayed, fn) : scale_on_gpu(u, f, *gelu);
+    cast_on_gpu(u, q, copies, *gelu, delayed);
+    return q;
+  }
+#endif
+  return quantize_per_tensor_fp8(gelu_bf16_torch(u, bias), f, copies, delayed);
+}
+
+Fp8PerTensor quantize_per_tensor_fp8(const at::Tensor& x, Fp8Format f, Fp8Copies copies, Fp8DelayedScale* delayed) {
+  if (delayed == nullptr) {
+    Fp8PerTensor q = fp8_tensor_scale(x, f);
+    quantize_transpose_fp8(x, q, copies);
+    return q;
+  }
+  const char* fn = "quantize_per_tensor_fp8";
   check_fp8_quantizer_input(x, fn);
-  if (!x.is_cuda()) return delayed_reference(x, d, copies, fn);
+  check_delayed(fn, delayed, f);
+  if (!x.is_cuda()) return delayed_reference(x, *delayed, copies, fn);
   if (auto why = quantize_transpose_fp8_unsupported(x); !why.empty())
     throw std::invalid_argument(std::string(fn) + ": " + why);
 #ifdef GPTBENCH_WITH_CUDA
-  Fp8PerTensor q = start_delayed(x, d, fn);
-  cast_on_gpu(x, q, copies, {}, &d);
+  Fp8PerTensor q = start_delayed(x, *delayed, fn);
+  cast_on_gpu(x, q, copies, {}, delayed);
   return q;
 #else
   throw std::logic_error("quantize_per_tensor_fp8: unreachable without CUDA");
 #endif
-}
-
-Fp8PerTensor quantize_per_tensor_gelu_fp8(const at::Tensor& u, const at::Tensor& bias, Fp8DelayedScale& d,
-                                          Fp8Copies copies) {
-  check_gelu_operands(u, bias);
-#ifdef GPTBENCH_WITH_CUDA
-  if (auto gelu = gpu_gelu(u, bias)) {
-    Fp8PerTensor q = start_delayed(u, d, "quantize_per_tensor_gelu_fp8 (delayed)");
-    cast_on_gpu(u, q, copies, *gelu, &d);
-    return q;
-  }
-#endif
-  return quantize_per_tensor_fp8(gelu_bf16_torch(u, bias), d, copies);
 }
 
 at::Tensor dequantize_per_tensor_fp8(const Fp8PerTensor& q) {

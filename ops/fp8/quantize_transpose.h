@@ -155,24 +155,22 @@ void quantize_transpose_fp8_reference(const at::Tensor& x, Fp8PerTensor& q, Fp8C
 
 // Scale, then copies: fp8_tensor_scale + quantize_transpose_fp8 (ours), their references, and
 // the LibTorch composition.
-Fp8PerTensor quantize_per_tensor_fp8(const at::Tensor& x, Fp8Format f, Fp8Copies copies);
+// With `delayed` (its format must be f), delayed scaling instead: q.scale is the state's multiplier
+// before the cast (after a first cast's priming), q.scale_inv its inverse, and the state is
+// updated. Ours on CUDA: the cast kernel records the amax, one more block updates the state (two
+// kernels; three on the first cast). On the CPU the reference: the same operations in fp32, bit
+// for bit.
+Fp8PerTensor quantize_per_tensor_fp8(const at::Tensor& x, Fp8Format f, Fp8Copies copies,
+                                     Fp8DelayedScale* delayed = nullptr);
 Fp8PerTensor quantize_per_tensor_fp8_reference(const at::Tensor& x, Fp8Format f, Fp8Copies copies);
-
-// The same with delayed scaling (f is d.format): q.scale is d's multiplier before the cast
-// (after a first cast's priming), q.scale_inv its inverse, and d's state is updated. Ours on CUDA:
-// the cast kernel records the amax, one more block updates the state (two kernels; three on the
-// first cast). On the CPU the reference: the same operations in fp32, bit for bit.
-Fp8PerTensor quantize_per_tensor_fp8(const at::Tensor& x, Fp8DelayedScale& d, Fp8Copies copies);
 Fp8PerTensor quantize_per_tensor_fp8_torch(const at::Tensor& x, Fp8Format f, Fp8Copies copies);
 
 // GELU's output GELU(bf16(u + bias)) (tanh form, bf16; ops/fp8/gelu_fp8.h's gelu_bf16_torch)
 // quantized per tensor: on CUDA our two passes compute it from u, the MLP-up GEMM's output
 // before its bias, so the activation is never written in bf16 (bias: (cols) bf16 or undefined);
-// elsewhere quantize_per_tensor_fp8 of gelu_bf16_torch(u, bias).
+// elsewhere quantize_per_tensor_fp8 of gelu_bf16_torch(u, bias). `delayed` as there.
 Fp8PerTensor quantize_per_tensor_gelu_fp8(const at::Tensor& u, const at::Tensor& bias, Fp8Format f,
-                                          Fp8Copies copies);
-Fp8PerTensor quantize_per_tensor_gelu_fp8(const at::Tensor& u, const at::Tensor& bias, Fp8DelayedScale& d,
-                                          Fp8Copies copies);
+                                          Fp8Copies copies, Fp8DelayedScale* delayed = nullptr);
 
 // Why our kernels cannot take x ("" when they can, or when x is on the CPU).
 std::string quantize_transpose_fp8_unsupported(const at::Tensor& x);

@@ -38,7 +38,7 @@ TEST(Fp8DelayedScale, FirstCastIsCurrentScalingAndStartsTheHistory) {
   for (Fp8Format f : {Fp8Format::kE4m3, Fp8Format::kE5m2}) {
     const at::Tensor x = fp8_test_input(16, 24, at::TensorOptions().dtype(at::kBFloat16));
     Fp8DelayedScale d(f, 4);
-    const Fp8PerTensor q = quantize_per_tensor_fp8(x, d, Fp8Copies::kBoth);
+    const Fp8PerTensor q = quantize_per_tensor_fp8(x, d.format, Fp8Copies::kBoth, &d);
     EXPECT_EQ(differ(q, quantize_per_tensor_fp8_reference(x, f, Fp8Copies::kBoth)), "") << fp8_format_name(f);
     const float amax = x.to(at::kFloat).abs().max().item<float>();
     const std::vector<float> want = {scale_of(amax, f), amax, 0, 0, 0};
@@ -60,7 +60,7 @@ TEST(Fp8DelayedScale, LaterCastsTakeTheLargestAmaxOfTheHistory) {
     at::Tensor x = at::rand({8, 16}) * amaxes[i] * 0.9;
     x[3][5] = -amaxes[i];  // the amax, exactly (a power of two)
     x = x.to(at::kBFloat16);
-    const Fp8PerTensor q = quantize_per_tensor_fp8(x, d, Fp8Copies::kBoth);
+    const Fp8PerTensor q = quantize_per_tensor_fp8(x, d.format, Fp8Copies::kBoth, &d);
     EXPECT_EQ(q.scale.item<float>(), used[i]) << "cast " << i;
     EXPECT_EQ(q.scale_inv.item<float>(), 1.f / used[i]) << "cast " << i;
     // The bytes are the reference cast at that multiplier (saturated where the tensor outgrew it).
@@ -81,8 +81,9 @@ TEST(Fp8DelayedScale, LaterCastsTakeTheLargestAmaxOfTheHistory) {
 // A tensor grown past the history's range saturates at ±max instead of overflowing.
 TEST(Fp8DelayedScale, GrowthSaturates) {
   Fp8DelayedScale d(Fp8Format::kE4m3, 2);
-  quantize_per_tensor_fp8(at::full({8, 8}, 1.0).to(at::kBFloat16), d, Fp8Copies::kPlain);
-  const Fp8PerTensor q = quantize_per_tensor_fp8(at::full({8, 8}, 4.0).to(at::kBFloat16), d, Fp8Copies::kPlain);
+  const auto bf16 = at::TensorOptions().dtype(at::kBFloat16);
+  quantize_per_tensor_fp8(at::full({8, 8}, 1.0, bf16), d.format, Fp8Copies::kPlain, &d);
+  const Fp8PerTensor q = quantize_per_tensor_fp8(at::full({8, 8}, 4.0, bf16), d.format, Fp8Copies::kPlain, &d);
   EXPECT_EQ(q.scale.item<float>(), 448.f);
   EXPECT_TRUE(at::all(q.data.to(at::kFloat) == 448).item<bool>());
   EXPECT_EQ(d.state[0].item<float>(), 112.f);  // 448 / 4 for the next cast
@@ -93,7 +94,7 @@ TEST(Fp8DelayedScale, WritesTheCopiesAskedFor) {
   const at::Tensor x = fp8_test_input(16, 24, at::TensorOptions().dtype(at::kBFloat16));
   for (Fp8Copies c : {Fp8Copies::kPlain, Fp8Copies::kTransposed, Fp8Copies::kBoth}) {
     Fp8DelayedScale d(Fp8Format::kE4m3);
-    const Fp8PerTensor q = quantize_per_tensor_fp8(x, d, c);
+    const Fp8PerTensor q = quantize_per_tensor_fp8(x, d.format, c, &d);
     EXPECT_EQ(differ(q, quantize_per_tensor_fp8_reference(x, Fp8Format::kE4m3, c)), "") << static_cast<int>(c);
     EXPECT_EQ(q.data.defined(), fp8_writes_plain(c));
     EXPECT_EQ(q.data_t.defined(), fp8_writes_transposed(c));
@@ -104,12 +105,16 @@ TEST(Fp8DelayedScale, RejectsBadUse) {
   EXPECT_THROW(Fp8DelayedScale(Fp8Format::kE4m3, 0), std::invalid_argument);
   EXPECT_THROW(Fp8DelayedScale(Fp8Format::kE4m3, kFp8MaxAmaxHistory + 1), std::invalid_argument);
   Fp8DelayedScale d(Fp8Format::kE4m3);
-  EXPECT_THROW(quantize_per_tensor_fp8(at::zeros({8}), d, Fp8Copies::kBoth), std::invalid_argument);
+  EXPECT_THROW(quantize_per_tensor_fp8(at::zeros({8}), d.format, Fp8Copies::kBoth, &d), std::invalid_argument);
+  const at::Tensor x = at::ones({8, 8}).to(at::kBFloat16);
+  // A scale of another format than the cast's.
+  EXPECT_THROW(quantize_per_tensor_fp8(x, Fp8Format::kE5m2, Fp8Copies::kBoth, &d), std::invalid_argument);
+  EXPECT_THROW(quantize_per_tensor_gelu_fp8(x, at::Tensor(), Fp8Format::kE5m2, Fp8Copies::kBoth, &d),
+               std::invalid_argument);
+  EXPECT_EQ(d.casts, 0);
   if (have_gpu()) {  // one scale per tensor and device
-    quantize_per_tensor_fp8(at::ones({8, 8}).to(at::kBFloat16), d, Fp8Copies::kBoth);
-    EXPECT_THROW(quantize_per_tensor_fp8(at::ones({8, 8}, at::TensorOptions().device(at::kCUDA).dtype(at::kBFloat16)),
-                                         d, Fp8Copies::kBoth),
-                 std::invalid_argument);
+    quantize_per_tensor_fp8(x, d.format, Fp8Copies::kBoth, &d);
+    EXPECT_THROW(quantize_per_tensor_fp8(x.cuda(), d.format, Fp8Copies::kBoth, &d), std::invalid_argument);
   }
 }
 
@@ -121,8 +126,8 @@ TEST(Fp8DelayedScale, GeluInputIsTheCompositionOnTheCpu) {
   Fp8DelayedScale a(Fp8Format::kE4m3), b(Fp8Format::kE4m3);
   for (int i = 0; i < 3; ++i) {
     const at::Tensor ui = u * (i + 1);
-    EXPECT_EQ(differ(quantize_per_tensor_gelu_fp8(ui, bias, a, Fp8Copies::kBoth),
-                     quantize_per_tensor_fp8(gelu_bf16_torch(ui, bias), b, Fp8Copies::kBoth)), "");
+    EXPECT_EQ(differ(quantize_per_tensor_gelu_fp8(ui, bias, a.format, Fp8Copies::kBoth, &a),
+                     quantize_per_tensor_fp8(gelu_bf16_torch(ui, bias), b.format, Fp8Copies::kBoth, &b)), "");
   }
   EXPECT_TRUE(at::equal(a.state, b.state));
 }
@@ -143,9 +148,9 @@ TEST(Fp8DelayedScaleGpu, KernelsMatchTheReferenceCastAfterCast) {
         Fp8DelayedScale ours(f, 4), ref(f, 4);
         for (float g : growth) {
           const at::Tensor x = (fp8_test_input(rows, cols, opts) * g).to(at::kBFloat16);
-          const Fp8PerTensor q = quantize_per_tensor_fp8(x, ours, c);
+          const Fp8PerTensor q = quantize_per_tensor_fp8(x, ours.format, c, &ours);
           EXPECT_TRUE(q.scale.is_cuda());
-          const Fp8PerTensor r = quantize_per_tensor_fp8(x.cpu(), ref, c);
+          const Fp8PerTensor r = quantize_per_tensor_fp8(x.cpu(), ref.format, c, &ref);
           ASSERT_EQ(differ(q, r), "") << rows << "x" << cols << " " << fp8_format_name(f) << " growth " << g;
           ASSERT_TRUE(at::equal(ours.state.cpu(), ref.state)) << ours.state << ref.state;
         }
@@ -161,10 +166,10 @@ TEST(Fp8DelayedScaleGpu, GeluInputCastsAndRecordsItsAmax) {
   const auto bf = at::TensorOptions().device(at::kCUDA).dtype(at::kBFloat16);
   const at::Tensor u = at::randn({512, 768}, bf) * 3, bias = at::randn({768}, bf);
   Fp8DelayedScale d(Fp8Format::kE4m3);
-  const Fp8PerTensor first = quantize_per_tensor_gelu_fp8(u, bias, d, Fp8Copies::kBoth);
+  const Fp8PerTensor first = quantize_per_tensor_gelu_fp8(u, bias, d.format, Fp8Copies::kBoth, &d);
   EXPECT_EQ(differ(first, quantize_per_tensor_gelu_fp8(u, bias, Fp8Format::kE4m3, Fp8Copies::kBoth)), "");
   const at::Tensor u2 = u * 2;
-  const Fp8PerTensor second = quantize_per_tensor_gelu_fp8(u2, bias, d, Fp8Copies::kBoth);
+  const Fp8PerTensor second = quantize_per_tensor_gelu_fp8(u2, bias, d.format, Fp8Copies::kBoth, &d);
   EXPECT_TRUE(at::equal(second.scale.cpu(), first.scale.cpu()));  // the first cast's multiplier
   const Fp8PerTensor now = quantize_per_tensor_gelu_fp8(u2, bias, Fp8Format::kE4m3, Fp8Copies::kBoth);
   EXPECT_EQ(d.state[0].item<float>(), now.scale.item<float>());  // u2's GELU is the larger
