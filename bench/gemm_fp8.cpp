@@ -1,8 +1,10 @@
 // GEMM family, FP8 rows: C(M, N) bf16 = Â·B̂ᵀ on e4m3 tensor cores for every GEMM of a GPT-2
 // training step (the shapes of bench/gemm.cpp: QKV, attention projection, MLP up/down, LM head;
 // fwd, dgrad and wgrad at B×T tokens for each selected model) and the same square sweep.
-//   impls:   cublaslt (ours, ops/fp8/gemm.h: one cuBLASLt call, heuristic algorithm), torch
-//            (at::_scaled_mm). Fast accumulation off in both.
+//   impls:   cublaslt (ours, ops/fp8/gemm.h: one cuBLASLt call, the heuristic's algorithm, as
+//            at::_scaled_mm takes it), cublaslt_search (the same call with the fastest of the
+//            heuristic's first 8 algorithms, timed once per shape: what the FP8 linear layer
+//            runs), torch (at::_scaled_mm). Fast accumulation off in all.
 //   scaling: tensor (one scale per operand), row (per row of A, per output channel of B), block
 //            (1×128 blocks of A × 128×128 blocks of B, as DeepSeek-V3 trains); docs/fp8.md.
 //   inputs:  random bf16 A (M, K) and B (N, K), 1×128 blocks of different magnitudes
@@ -68,7 +70,8 @@ Case make_fp8_gemm_case(const std::string& impl, Fp8GemmScaling scaling, const G
     st->torch_args = scaled_mm_args(st->a, st->b, scaling);
     c.run = [st] { gemm_fp8_torch(st->torch_args, st->c); };
   } else {
-    c.run = [st, scaling] { gemm_fp8_cublaslt(st->a, st->b, scaling, st->c); };
+    const LtAlgoChoice choice = impl == "cublaslt_search" ? LtAlgoChoice::kSearch : LtAlgoChoice::kHeuristic;
+    c.run = [st, scaling, choice] { gemm_fp8_cublaslt(st->a, st->b, scaling, st->c, {}, choice); };
   }
   c.verify = [st, run = c.run, m = s.m] {
     st->c.fill_(std::numeric_limits<float>::quiet_NaN());  // every element must be written
@@ -99,7 +102,7 @@ GPTBENCH_FAMILY(gemm_fp8, const SuiteInputs& in) {
   const std::string dtype = e4m3_dtype().name;
   for (const auto& [label, shape] : shapes)
     for (Fp8GemmScaling scaling : kScalings)
-      for (const char* impl : {"torch", "cublaslt"}) {
+      for (const char* impl : {"torch", "cublaslt", "cublaslt_search"}) {
         if (std::string(impl) == "torch" && scaling == Fp8GemmScaling::kBlock) continue;  // ops/fp8/gemm.h
         CaseSpec spec;
         spec.name = BenchName("gemm", {impl, dtype, label})

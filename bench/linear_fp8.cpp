@@ -1,6 +1,6 @@
 // Linear family, FP8 rows: y = x·Wᵀ for the linear layers of a GPT-2 block, forward and forward
-// + backward, in FP8 with per-tensor current scaling (ops/fp8/linear.h; docs/fp8.md, "Linear
-// layer") beside the bf16 layer.
+// + backward, in FP8 with per-tensor current or delayed scaling (ops/fp8/linear.h; docs/fp8.md,
+// "Linear layer") beside the bf16 layer.
 //   impls:   fp8 (ours: our quantizers, which write the transposed copies the backward's GEMMs
 //            need in the same pass, and cuBLASLt), scaled_mm (LibTorch's eager quantization and
 //            at::_scaled_mm), torch (bf16: at::linear, then dX = dy·W and dW = dyᵀ·x by at::mm).
@@ -17,7 +17,11 @@
 //   cost:    2·M·N·K FLOPs (fwd), 6·M·N·K (fwd_bwd); %peak of the FP8 GEMM rate measured at
 //            start-up for the FP8 rows (mfu_datasheet_pct over the datasheet FP8 peak), of the
 //            bf16 rate for the bf16 rows.
+//   scaling: current (every impl) or delayed (ours: x, W and dy each keep an amax history; the
+//            same inputs every call, so its scales equal current scaling's and the check below
+//            holds bit for bit, while the timed region has one read per tensor instead of two).
 //   names:   linear/<fp8|scaled_mm>/e4m3/<fwd|fwd_bwd>/<model>.<layer>/scale:tensor/M:../N:../K:..
+//            linear/fp8/e4m3/<fwd|fwd_bwd>/<model>.<layer>/scale:tensor/scaling:delayed/M:../N:../K:..
 //            linear/torch/bf16/<fwd|fwd_bwd>/<model>.<layer>/M:../N:../K:..
 //   skipped: every row on the CPU (the family compares FP8 with bf16 on one GPU), the FP8 rows
 //            on GPUs without FP8 tensor cores (compute capability < 8.9), each with the reason.
@@ -71,6 +75,7 @@ struct LinearState {
   at::Tensor x, w, dy;   // inputs (dy with the backward)
   at::Tensor y, dx, dw;  // outputs
   Fp8LinearSaved saved;  // the quantized operands of the last call (FP8 rows)
+  std::unique_ptr<Fp8LinearScales> delayed;  // delayed scaling's histories, or null: current
 };
 
 // "" when `ours` holds the scale and the FP8 bytes of each copy that LibTorch's composition
@@ -99,10 +104,11 @@ std::string compare_quantized(const LinearState& st, bool backward) {
   return wrong;
 }
 
-Case make_linear_case(LinearImpl impl, bool backward, const GemmShape& s, c10::Device device) {
+Case make_linear_case(LinearImpl impl, bool backward, bool delayed, const GemmShape& s, c10::Device device) {
   if (auto why = linear_unsupported(impl, device); !why.empty()) throw SkipCase("skipped: " + why);
   const auto bf16 = at::TensorOptions().device(device).dtype(at::kBFloat16);
   auto st = std::make_shared<LinearState>();
+  if (delayed) st->delayed = std::make_unique<Fp8LinearScales>();
   st->x = fp8_test_input(s.m, s.k, bf16);
   st->w = fp8_test_input(s.n, s.k, bf16);
   st->y = at::empty({s.m, s.n}, bf16);
@@ -113,8 +119,9 @@ Case make_linear_case(LinearImpl impl, bool backward, const GemmShape& s, c10::D
   }
   Case c;
   c.run = [st, impl, backward] {
-    linear_forward(impl, st->x, st->w, st->y, st->saved, backward);
-    if (backward) linear_backward(impl, st->dy, st->x, st->w, st->saved, st->dx, st->dw);
+    Fp8LinearScales* d = st->delayed.get();
+    linear_forward(impl, st->x, st->w, st->y, st->saved, backward, d);
+    if (backward) linear_backward(impl, st->dy, st->x, st->w, st->saved, st->dx, st->dw, d ? &d->dy : nullptr);
   };
   c.verify = [st, impl, backward, run = c.run, m = s.m, n = s.n]() -> std::string {
     std::vector<std::pair<const char*, at::Tensor*>> outputs{{"y", &st->y}};
@@ -168,18 +175,21 @@ GPTBENCH_FAMILY(linear_fp8, const SuiteInputs& in) {
         continue;
       const std::string model_layer = label.substr(0, label.size() - 4);  // "<model>.<layer>"
       for (bool backward : {false, true})
-        for (LinearImpl impl : kImpls) {
-          BenchName name("linear", {linear_impl_name(impl), linear_is_fp8(impl) ? e4m3_dtype().name : "bf16",
-                                    backward ? "fwd_bwd" : "fwd", model_layer});
-          if (linear_is_fp8(impl)) name.axis("scale", fp8_gemm_scaling_name(Fp8GemmScaling::kTensor));
-          CaseSpec spec;
-          spec.name = name.axis("M", shape.m).axis("N", shape.n).axis("K", shape.k);
-          spec.needs_cuda_kernels = true;  // the CPU rows are listed and skipped with the reason
-          spec.make = [impl, backward, shape = shape, device = in.device] {
-            return make_linear_case(impl, backward, shape, device);
-          };
-          register_case(std::move(spec));
-        }
+        for (LinearImpl impl : kImpls)
+          for (bool delayed : {false, true}) {
+            if (delayed && impl != LinearImpl::kFp8) continue;  // delayed scaling is ours alone
+            BenchName name("linear", {linear_impl_name(impl), linear_is_fp8(impl) ? e4m3_dtype().name : "bf16",
+                                      backward ? "fwd_bwd" : "fwd", model_layer});
+            if (linear_is_fp8(impl)) name.axis("scale", fp8_gemm_scaling_name(Fp8GemmScaling::kTensor));
+            if (delayed) name.axis("scaling", "delayed");
+            CaseSpec spec;
+            spec.name = name.axis("M", shape.m).axis("N", shape.n).axis("K", shape.k);
+            spec.needs_cuda_kernels = true;  // the CPU rows are listed and skipped with the reason
+            spec.make = [impl, backward, delayed, shape = shape, device = in.device] {
+              return make_linear_case(impl, backward, delayed, shape, device);
+            };
+            register_case(std::move(spec));
+          }
     }
 }
 

@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <string>
 
+#include "ops/fp8/linear.h"
 #include "ops/fp8/quantize_transpose.h"
 
 namespace gptbench {
@@ -41,12 +42,10 @@ enum class Fp8Scaling { kCurrent, kDelayed };
 Fp8Scaling parse_fp8_scaling(const std::string& name);  // throws std::invalid_argument naming both
 const char* fp8_scaling_name(Fp8Scaling s);
 
-// One layer's delayed scaling: its input and weight (e4m3) and output gradient (e5m2), each with
-// its own amax history of `history` casts.
-struct Fp8LayerScales : torch::CustomClassHolder {
-  explicit Fp8LayerScales(int64_t history = kFp8AmaxHistory)
-      : x(Fp8Format::kE4m3, history), w(Fp8Format::kE4m3, history), dy(Fp8Format::kE5m2, history) {}
-  Fp8DelayedScale x, w, dy;
+// One layer's delayed scaling (Fp8LinearScales, ops/fp8/linear.h) as an object the autograd
+// context can hold.
+struct Fp8LayerScales : torch::CustomClassHolder, Fp8LinearScales {
+  using Fp8LinearScales::Fp8LinearScales;
 };
 using Fp8Scales = c10::intrusive_ptr<Fp8LayerScales>;  // null: current scaling
 

@@ -38,7 +38,7 @@ struct EventPair {
 }  // namespace
 
 size_t fastest_option(const std::vector<std::function<void()>>& options, cudaStream_t stream,
-                      int reps, int rounds) {
+                      int reps, int rounds, double margin) {
   if (options.empty()) throw std::invalid_argument("fastest_option: no option to time");
   EventPair ev;
   std::vector<float> best(options.size(), 1e30f);
@@ -54,7 +54,8 @@ size_t fastest_option(const std::vector<std::function<void()>>& options, cudaStr
       best[i] = std::min(best[i], ms);
     }
   }
-  return static_cast<size_t>(std::min_element(best.begin(), best.end()) - best.begin());
+  const size_t fastest = static_cast<size_t>(std::min_element(best.begin(), best.end()) - best.begin());
+  return best[fastest] < best[0] * (1.0 - margin) ? fastest : 0;
 }
 
 LtDevice lt_device(int device) {
@@ -119,23 +120,39 @@ void LtMatmulDescs::set_raw(cublasLtMatmulDescAttributes_t attr, const void* val
   CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op, attr, value, bytes));
 }
 
-bool lt_heuristic_algo(const LtContext& lt, const LtMatmulDescs& p, cublasLtMatmulAlgo_t* algo) {
+std::vector<cublasLtMatmulAlgo_t> lt_heuristic_algos(const LtContext& lt, const LtMatmulDescs& p, int most) {
   cublasLtMatmulPreference_t pref;
   CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-  cublasLtMatmulHeuristicResult_t result{};
+  std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<size_t>(std::max(most, 1)));
   int found = 0;
   try {
     size_t ws_bytes = kLtWorkspaceBytes;
     CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes,
                                                       sizeof(ws_bytes)));
-    CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(lt.handle, p.op, p.a, p.b, p.d, p.d, pref, 1, &result, &found));
+    CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(lt.handle, p.op, p.a, p.b, p.d, p.d, pref,
+                                                static_cast<int>(results.size()), results.data(), &found));
   } catch (...) {
     cublasLtMatmulPreferenceDestroy(pref);
     throw;
   }
   CUBLAS_CHECK(cublasLtMatmulPreferenceDestroy(pref));
-  if (found > 0) *algo = result.algo;
-  return found > 0;
+  std::vector<cublasLtMatmulAlgo_t> algos;
+  for (int i = 0; i < found; ++i)
+    if (results[static_cast<size_t>(i)].state == CUBLAS_STATUS_SUCCESS) algos.push_back(results[static_cast<size_t>(i)].algo);
+  return algos;
+}
+
+cublasLtMatmulAlgo_t lt_choose_algo(const LtContext& lt, const std::vector<cublasLtMatmulAlgo_t>& candidates,
+                                    LtAlgoChoice choice,
+                                    const std::function<void(const cublasLtMatmulAlgo_t&)>& launch) {
+  if (candidates.empty()) throw std::invalid_argument("lt_choose_algo: no candidate algorithm");
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  CUDA_CHECK(cudaStreamIsCapturing(lt.stream, &capturing));
+  if (choice == LtAlgoChoice::kHeuristic || candidates.size() == 1 || capturing != cudaStreamCaptureStatusNone)
+    return candidates.front();
+  std::vector<std::function<void()>> options;
+  for (const cublasLtMatmulAlgo_t& c : candidates) options.push_back([&launch, &c] { launch(c); });
+  return candidates[fastest_option(options, lt.stream, kLtSearchReps, kLtSearchRounds, kLtSearchMargin)];
 }
 
 }  // namespace gptbench

@@ -4,6 +4,17 @@
 // and the timing both use to choose among algorithms (fastest_option).
 // A workspace is used by one call at a time on the caller's current stream, as LibTorch uses its
 // own; callers hold their own lock while they launch.
+#include <cstdint>
+
+namespace gptbench {
+// How a cuBLASLt plan picks its algorithm (also in builds without CUDA, whose callers name it):
+// the heuristic's first, or the fastest of its first kLtSearchCandidates, timed on the call that
+// makes the plan (fastest_option: kLtSearchReps calls each in kLtSearchRounds rounds; another than
+// the first only when faster by more than kLtSearchMargin). A plan made while its stream captures
+// a CUDA graph takes the first.
+enum class LtAlgoChoice : int32_t { kHeuristic = 0, kSearch = 1 };
+}  // namespace gptbench
+
 #ifdef GPTBENCH_WITH_CUDA
 #include <cublasLt.h>
 
@@ -30,10 +41,13 @@ constexpr cudaDataType_t lt_data_type(ElemType t) {
 // The index of the fastest of `options` (each one call of an alternative, on `stream`): every
 // option is called once untimed, then timed over `reps` calls with CUDA events in `rounds`
 // interleaved rounds, and its best round counts (a clock or neighbour blip in one round does not
-// decide). Synchronises the stream, so never while it captures a CUDA graph. Throws what an
-// option throws, gptbench::CudaError on a CUDA failure, std::invalid_argument when empty.
+// decide). Option 0 is the incumbent: another wins only when its best round is faster by more
+// than `margin` (a fraction, e.g. 0.01), so two options within noise of each other do not
+// alternate from one process to the next. Synchronises the stream, so never while it captures
+// a CUDA graph. Throws what an option throws, gptbench::CudaError on a CUDA failure,
+// std::invalid_argument when empty.
 size_t fastest_option(const std::vector<std::function<void()>>& options, cudaStream_t stream,
-                      int reps, int rounds);
+                      int reps, int rounds, double margin = 0.0);
 
 struct LtDevice {
   cublasLtHandle_t handle;
@@ -81,9 +95,21 @@ struct LtMatmulDescs {
   void set_raw(cublasLtMatmulDescAttributes_t attr, const void* value, size_t bytes);
 };
 
-// cuBLASLt's first heuristic algorithm for the problem p with kLtWorkspaceBytes of workspace
-// (CUBLAS_CHECK on failure); false when it has none.
-bool lt_heuristic_algo(const LtContext& lt, const LtMatmulDescs& p, cublasLtMatmulAlgo_t* algo);
+// cuBLASLt's heuristic algorithms for the problem p with kLtWorkspaceBytes of workspace, best
+// first, at most `most` (CUBLAS_CHECK on failure); empty when it has none.
+std::vector<cublasLtMatmulAlgo_t> lt_heuristic_algos(const LtContext& lt, const LtMatmulDescs& p, int most);
+
+// How a plan picks its algorithm: see LtAlgoChoice at the top of this file.
+constexpr int kLtSearchCandidates = 8;
+constexpr int kLtSearchReps = 10;
+constexpr int kLtSearchRounds = 3;
+constexpr double kLtSearchMargin = 0.01;
+
+// One GEMM's descriptors and the heuristic's candidates for them (best first, not empty).
+struct LtGemmCandidates {
+  std::unique_ptr<LtMatmulDescs> problem;
+  std::vector<cublasLtMatmulAlgo_t> algos;
+};
 
 // One GEMM's descriptors and the algorithm chosen for them.
 struct LtGemmPlan {
@@ -91,24 +117,44 @@ struct LtGemmPlan {
   cublasLtMatmulAlgo_t algo;
 };
 
-// Plans made once per Key (a problem's shape, formats, device) and the calls that use them.
+// One of the heuristic's candidates for a problem, timed by `launch(algo)` (one call of the
+// GEMM with that algorithm) with `choice` kSearch: the algorithm to keep.
+cublasLtMatmulAlgo_t lt_choose_algo(const LtContext& lt, const std::vector<cublasLtMatmulAlgo_t>& candidates,
+                                    LtAlgoChoice choice,
+                                    const std::function<void(const cublasLtMatmulAlgo_t&)>& launch);
+
+// Plans made once per Key (a problem's shape, formats, algorithm choice, device) and the calls
+// that use them.
 template <typename Key>
 class LtGemmPlans {
  public:
-  // Under the cache's lock: the plan of `key` (make(lt_context) the first time), its per-call
-  // attributes set by set_call(problem) (scale pointers), then cublasLtMatmul with alpha 1 and
-  // beta 0: cuBLASLt's A at `a`, B at `b`, C = D at `d`, on LibTorch's current stream.
+  // Under the cache's lock: the plan of `key`, its per-call attributes set by set_call(problem)
+  // (scale pointers), then cublasLtMatmul with alpha 1 and beta 0: cuBLASLt's A at `a`, B at
+  // `b`, C = D at `d`, on LibTorch's current stream. The first time, make(lt_context) gives the
+  // descriptors and the heuristic's candidates (lt_heuristic_algos; make throws when there is
+  // none), and lt_choose_algo picks one with this call's operands.
   template <typename Make, typename SetCall>
-  void run(const Key& key, int device, Make make, SetCall set_call, const void* a, const void* b, void* d) {
+  void run(const Key& key, int device, LtAlgoChoice choice, Make make, SetCall set_call, const void* a,
+           const void* b, void* d) {
     std::lock_guard<std::mutex> lock(mu_);
     const LtContext lt = lt_context(device);
+    const float alpha = 1.0f, beta = 0.0f;
+    auto launch = [&](const LtMatmulDescs& p, const cublasLtMatmulAlgo_t& algo) {
+      CUBLAS_CHECK(cublasLtMatmul(lt.handle, p.op, &alpha, a, p.a, b, p.b, &beta, d, p.d, d, p.d, &algo,
+                                  lt.workspace, kLtWorkspaceBytes, lt.stream));
+    };
     auto it = plans_.find(key);
-    if (it == plans_.end()) it = plans_.emplace(key, make(lt)).first;
+    if (it == plans_.end()) {
+      auto [problem, candidates] = make(lt);
+      set_call(*problem);
+      const LtMatmulDescs& p = *problem;
+      const cublasLtMatmulAlgo_t algo =
+          lt_choose_algo(lt, candidates, choice, [&](const cublasLtMatmulAlgo_t& c) { launch(p, c); });
+      it = plans_.emplace(key, LtGemmPlan{std::move(problem), algo}).first;
+    }
     LtMatmulDescs& p = *it->second.problem;
     set_call(p);
-    const float alpha = 1.0f, beta = 0.0f;
-    CUBLAS_CHECK(cublasLtMatmul(lt.handle, p.op, &alpha, a, p.a, b, p.b, &beta, d, p.d, d, p.d, &it->second.algo,
-                                lt.workspace, kLtWorkspaceBytes, lt.stream));
+    launch(p, it->second.algo);
   }
 
   int64_t size() {

@@ -16,7 +16,8 @@
 #   triton       examples/triton_softmax beside ours and LibTorch            -> triton-*.json|txt
 #   fp8          the FP8 tests, GEMM, linear and quantization rows (docs/fp8.md) -> fp8.json, fp8-tests.log
 #                (FP8_MODELS: the GPT-2 sizes, small; FP8_FILTER: the rows, GPT-2 GEMMs, squares,
-#                linear layers and quantizers; FP8_SECONDS: a time limit for the rows, 600)
+#                linear layers and quantizers; FP8_SECONDS: a time limit for the rows, 600;
+#                FP8_TESTS: the tests, *Fp8*; FP8_ARGS: more flags for the rows)
 #   fp8step      the FP8 training step: its GPU tests, ours (fp8 beside bf16, small, medium, large;
 #                FP8_STEP_BATCH, 16; FP8_STEP_MODELS, small,medium,large) and torchao's peer rows
 #                (FP8_PEER_MODELS, the same models by default), merged; FP8_STEP_FILTER and
@@ -99,11 +100,11 @@ while [ $# -gt 0 ]; do
         > "$OUT/headline/gpu-peers.txt" 2>&1
       echo "headline rc=$?"; grep -E "^(peers|ours) rc|^total" "$OUT/headline/gpu-peers.txt"; cat "$OUT/headline/headline.md" ;;
     fp8)
-      (cd "$B" && ./gptbench_tests --gtest_filter='*Fp8*' > "$OUT/fp8-tests.log" 2>&1)
+      (cd "$B" && ./gptbench_tests --gtest_filter="${FP8_TESTS:-*Fp8*}" > "$OUT/fp8-tests.log" 2>&1)
       echo "fp8 tests rc=$?"; grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED  \]" "$OUT/fp8-tests.log" | tail -12
       timeout "${FP8_SECONDS:-600}" "$B/gptbench" --gptbench_fp8=true --gptbench_gemm_search=false \
         --benchmark_filter="${FP8_FILTER:-gemm/.*/(bf16|e4m3)/(small\.|square/)|quantize/|linear/}" \
-        --gptbench_models="${FP8_MODELS:-small}" --benchmark_min_time=0.1 \
+        --gptbench_models="${FP8_MODELS:-small}" --benchmark_min_time=0.1 ${FP8_ARGS:-} \
         --benchmark_out="$OUT/fp8.json" --benchmark_out_format=json > "$OUT/fp8.txt" 2>&1
       echo "fp8 rows rc=$?"; grep -E "error|wrong|skipped" "$OUT/fp8.txt" | cut -c1-200 | head -12
       grep -E "e4m3_flops|peak_gemm" "$OUT/fp8.txt" | head -4 ;;

@@ -75,14 +75,14 @@ void set_scale_pointers(LtMatmulDescs& p, const Fp8Tensor& a, const Fp8Tensor& b
   p.set(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, static_cast<const void*>(a.scale_inv.data_ptr()));
 }
 
-using PlanKey = std::tuple<int64_t, int64_t, int64_t, int32_t, bool, int>;  // m, n, k, scaling, bias, device
+using PlanKey = std::tuple<int64_t, int64_t, int64_t, int32_t, bool, int32_t, int>;  // m, n, k, scaling, bias, choice, device
 
 LtGemmPlans<PlanKey>& plans() {
   static LtGemmPlans<PlanKey> p;
   return p;
 }
 
-LtGemmPlan make_plan(const LtContext& lt, int64_t m, int64_t n, int64_t k, Fp8GemmScaling s,
+LtGemmCandidates make_plan(const LtContext& lt, int64_t m, int64_t n, int64_t k, Fp8GemmScaling s,
                      const Fp8Tensor& a, const Fp8Tensor& b, const at::Tensor& bias) {
   // cuBLASLt's problem: D(n, m) = op(A)(n, k) · B(k, m), A transposed (TN).
   auto p = std::make_unique<LtMatmulDescs>(CUBLAS_COMPUTE_32F, CUDA_R_8F_E4M3, CUDA_R_16BF, n, m,
@@ -97,18 +97,19 @@ LtGemmPlan make_plan(const LtContext& lt, int64_t m, int64_t n, int64_t k, Fp8Ge
     p->set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, static_cast<const void*>(bias.data_ptr()));
   }
 
-  cublasLtMatmulAlgo_t algo;
-  TORCH_CHECK(lt_heuristic_algo(lt, *p, &algo), "gemm_fp8_cublaslt: cuBLASLt returned no algorithm for e4m3 M=", m,
-              " N=", n, " K=", k, " with ", fp8_gemm_scaling_name(s), " scaling", bias.defined() ? " and a bf16 bias" : "",
+  auto algos = lt_heuristic_algos(lt, *p, kLtSearchCandidates);
+  TORCH_CHECK(!algos.empty(), "gemm_fp8_cublaslt: cuBLASLt returned no algorithm for e4m3 M=", m, " N=", n,
+              " K=", k, " with ", fp8_gemm_scaling_name(s), " scaling", bias.defined() ? " and a bf16 bias" : "",
               " (cuBLASLt ", cublasLtGetVersion(), ")");
-  return {std::move(p), algo};
+  return {std::move(p), std::move(algos)};
 }
 #endif
 
 }  // namespace
 
 std::string gemm_fp8_unsupported(const std::string& impl, Fp8GemmScaling s, c10::Device device) {
-  if (impl != "cublaslt" && impl != "torch") return "unknown FP8 GEMM implementation '" + impl + "'";
+  if (impl != "cublaslt" && impl != "cublaslt_search" && impl != "torch")
+    return "unknown FP8 GEMM implementation '" + impl + "'";
   if (impl == "torch" && s == Fp8GemmScaling::kBlock)
     return "no block-scaled peer: LibTorch 2.11's _scaled_mm gave wrong results (relative error "
            "0.1 to 1e31) with the 1x128 and 128x128 scale layouts its checks accept (H200, "
@@ -121,7 +122,7 @@ std::string gemm_fp8_unsupported(const std::string& impl, Fp8GemmScaling s, c10:
   if (cc < 89) return "e4m3 tensor cores need compute capability 8.9 or later" + has;
   // cuBLAS documents outer-vector and 128-block FP8 scales for Hopper; LibTorch falls back to
   // its own row-wise kernel elsewhere, not for blocks.
-  const bool hopper_only = s == Fp8GemmScaling::kBlock || (s == Fp8GemmScaling::kRow && impl == "cublaslt");
+  const bool hopper_only = s == Fp8GemmScaling::kBlock || (s == Fp8GemmScaling::kRow && impl != "torch");
   if (hopper_only && cc != 90)
     return std::string(impl == "torch" ? "LibTorch's" : "cuBLASLt's") + " " + fp8_gemm_scaling_name(s) +
            "-scaled FP8 GEMM runs on compute capability 9.0 (Hopper)" + has;
@@ -132,7 +133,7 @@ std::string gemm_fp8_unsupported(const std::string& impl, Fp8GemmScaling s, c10:
 }
 
 void gemm_fp8_cublaslt(const Fp8Tensor& a, const Fp8Tensor& b, Fp8GemmScaling s, at::Tensor& c,
-                       const at::Tensor& bias) {
+                       const at::Tensor& bias, LtAlgoChoice choice) {
   check_operands("gemm_fp8_cublaslt", a, b, s, c);
   if (bias.defined() && (bias.dim() != 1 || bias.size(0) != b.data.size(0) || bias.scalar_type() != at::kBFloat16 ||
                          !bias.is_contiguous() || bias.device() != c.device()))
@@ -145,9 +146,9 @@ void gemm_fp8_cublaslt(const Fp8Tensor& a, const Fp8Tensor& b, Fp8GemmScaling s,
   const int64_t m = a.data.size(0), n = b.data.size(0), k = a.data.size(1);
   const int dev = c.get_device();
   // cuBLASLt's A is our b, its B our a (make_plan).
-  const PlanKey key{m, n, k, static_cast<int32_t>(s), bias.defined(), dev};
+  const PlanKey key{m, n, k, static_cast<int32_t>(s), bias.defined(), static_cast<int32_t>(choice), dev};
   plans().run(
-      key, dev, [&](const LtContext& lt) { return make_plan(lt, m, n, k, s, a, b, bias); },
+      key, dev, choice, [&](const LtContext& lt) { return make_plan(lt, m, n, k, s, a, b, bias); },
       [&](LtMatmulDescs& p) {
         set_scale_pointers(p, a, b);
         if (bias.defined()) p.set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, static_cast<const void*>(bias.data_ptr()));

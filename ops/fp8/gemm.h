@@ -10,8 +10,8 @@
 // (dgrad's weight, wgrad's both) get them K-major from the quantizer, which writes a transposed
 // copy as FP8 training recipes do; the GEMM itself never transposes.
 //
-//   gemm_fp8_cublaslt  ours: one cuBLASLt call (heuristic algorithm, cached per shape and
-//                      scaling), e4m3 A/B, bf16 C/D, fp32 compute, fast accumulation off; scales
+//   gemm_fp8_cublaslt  ours: one cuBLASLt call (the heuristic's algorithm or the fastest of its
+//                      candidates, cached per shape and scaling), e4m3 A/B, bf16 C/D, fp32 compute, fast accumulation off; scales
 //                      through CUBLASLT_MATMUL_DESC_{A,B}_SCALE_POINTER with the scale modes
 //                      SCALAR_32F, OUTER_VEC_32F, or VEC128_32F × BLK128x128_32F.
 //   gemm_fp8_torch     the peer: at::_scaled_mm (LibTorch's scaled matmul), same accumulation.
@@ -21,12 +21,13 @@
 #include <cstdint>
 #include <string>
 
+#include "ops/cublaslt_device.h"
 #include "ops/fp8/quantize.h"
 #include "ops/fp8/scaling.h"
 
 namespace gptbench {
 
-// Why `impl` ("cublaslt" or "torch") cannot run an FP8 GEMM with scaling s on `device`, or "":
+// Why `impl` ("cublaslt", "cublaslt_search" or "torch") cannot run an FP8 GEMM with scaling s on `device`, or "":
 // no CUDA (device or build), no FP8 tensor cores (compute capability < 8.9), or a scaling the
 // implementation offers only on compute capability 9.0 (cuBLASLt's outer-vector and block
 // scales), or LibTorch with block scales, which gave wrong results (bench/gemm_fp8.cpp registers
@@ -40,8 +41,11 @@ std::string gemm_fp8_unsupported(const std::string& impl, Fp8GemmScaling s, c10:
 // bias (optional): a contiguous bf16 (N) tensor added to every row of C in cuBLASLt's epilogue
 // (CUBLASLT_EPILOGUE_BIAS), in fp32 before C's one rounding to bf16; the FP8 linear layer uses it
 // with per-tensor scales (other scalings: as cuBLASLt's heuristic allows).
+// choice: the heuristic's first algorithm (the rows `gemm/cublaslt/e4m3`) or the fastest of its
+// candidates, timed once when the plan is made (`gemm/cublaslt_search/e4m3`, and the FP8 linear
+// layer's GEMMs); plans are cached per shape, scaling, bias and choice.
 void gemm_fp8_cublaslt(const Fp8Tensor& a, const Fp8Tensor& b, Fp8GemmScaling s, at::Tensor& c,
-                       const at::Tensor& bias = {});
+                       const at::Tensor& bias = {}, LtAlgoChoice choice = LtAlgoChoice::kHeuristic);
 
 // at::_scaled_mm's arguments for a, b (scales in the layouts LibTorch checks), built once
 // outside a timed region; the operands' storage is shared, not copied.

@@ -73,7 +73,7 @@ void set_scale_pointers(LtMatmulDescs& p, const Operand& a, const Operand& b) {
   p.set(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, static_cast<const void*>(a.scale_inv.data_ptr()));
 }
 
-LtGemmPlan make_plan(const LtContext& lt, int64_t m, int64_t n, int64_t k, const Operand& a, const Operand& b) {
+LtGemmCandidates make_plan(const LtContext& lt, int64_t m, int64_t n, int64_t k, const Operand& a, const Operand& b) {
   // D(n, m) = op(A)(n, k) · B(k, m), A transposed (TN); A typed as b, then B retyped as a.
   auto p = std::make_unique<LtMatmulDescs>(CUBLAS_COMPUTE_32F, lt_type(format_of(b.data)), CUDA_R_16BF, n, m,
                                            k, /*trans_a=*/true, /*trans_b=*/false);
@@ -84,11 +84,11 @@ LtGemmPlan make_plan(const LtContext& lt, int64_t m, int64_t n, int64_t k, const
   p->set(CUBLASLT_MATMUL_DESC_FAST_ACCUM, int8_t{0});  // partial sums promoted to fp32
   set_scale_pointers(*p, a, b);
 
-  cublasLtMatmulAlgo_t algo;
-  TORCH_CHECK(lt_heuristic_algo(lt, *p, &algo), "linear: cuBLASLt returned no algorithm for ",
+  auto algos = lt_heuristic_algos(lt, *p, kLtSearchCandidates);
+  TORCH_CHECK(!algos.empty(), "linear: cuBLASLt returned no algorithm for ",
               fp8_format_name(format_of(a.data)), " x ", fp8_format_name(format_of(b.data)), " M=", m, " N=", n,
               " K=", k, " (cuBLASLt ", cublasLtGetVersion(), ")");
-  return {std::move(p), algo};
+  return {std::move(p), std::move(algos)};
 }
 #endif
 
@@ -100,7 +100,7 @@ void gemm_per_tensor(const Operand& a, const Operand& b, at::Tensor& c) {
   const int dev = c.get_device();
   const PlanKey key{m, n, k, static_cast<int32_t>(format_of(a.data)), static_cast<int32_t>(format_of(b.data)), dev};
   plans().run(
-      key, dev, [&](const LtContext& lt) { return make_plan(lt, m, n, k, a, b); },
+      key, dev, LtAlgoChoice::kSearch, [&](const LtContext& lt) { return make_plan(lt, m, n, k, a, b); },
       [&](LtMatmulDescs& p) { set_scale_pointers(p, a, b); }, b.data.data_ptr(), a.data.data_ptr(), c.data_ptr());
 #else
   throw std::invalid_argument("linear: this build has no CUDA support");
@@ -137,16 +137,19 @@ std::string linear_unsupported(LinearImpl impl, c10::Device device) {
 }
 
 void linear_forward(LinearImpl impl, const at::Tensor& x, const at::Tensor& w, at::Tensor& y,
-                    Fp8LinearSaved& saved, bool for_backward) {
+                    Fp8LinearSaved& saved, bool for_backward, Fp8LinearScales* delayed) {
   check_bf16({{"x", &x}, {"w", &w}, {"y", &y}});
   check_shape("w", w, w.size(0), x.size(1), x);
   check_shape("y", y, x.size(0), w.size(0), x);
   if (auto why = linear_unsupported(impl, y.device()); !why.empty())
     throw std::invalid_argument("linear_forward: " + why);
+  if (delayed != nullptr && impl != LinearImpl::kFp8)
+    throw std::invalid_argument("linear_forward: delayed scaling is kFp8's");
   const Fp8Copies copies = for_backward ? Fp8Copies::kBoth : Fp8Copies::kPlain;
   switch (impl) {
     case LinearImpl::kFp8:
-      linear_forward_fp8(quantize_per_tensor_fp8(x, Fp8Format::kE4m3, copies), w, y, saved, for_backward);
+      linear_forward_fp8(quantize_per_tensor_fp8(x, Fp8Format::kE4m3, copies, delayed ? &delayed->x : nullptr), w,
+                         y, saved, for_backward, {}, delayed ? &delayed->w : nullptr);
       break;
     case LinearImpl::kScaledMm:
       saved.x = quantize_per_tensor_fp8_torch(x, Fp8Format::kE4m3, copies);
@@ -175,7 +178,7 @@ void linear_forward_fp8(Fp8PerTensor xq, const at::Tensor& w, at::Tensor& y, Fp8
   saved.w = quantize_per_tensor_fp8(w, Fp8Format::kE4m3, copies, w_delayed);
   gemm_fp8_cublaslt({saved.x.data, saved.x.scale_inv, Fp8Granularity::kTensor},
                     {saved.w.data, saved.w.scale_inv, Fp8Granularity::kTensor}, Fp8GemmScaling::kTensor, y,
-                    bias);
+                    bias, LtAlgoChoice::kSearch);
 }
 
 void linear_backward(LinearImpl impl, const at::Tensor& dy, const at::Tensor& x, const at::Tensor& w,

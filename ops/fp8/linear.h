@@ -2,7 +2,8 @@
 // A linear layer y = x·Wᵀ (x (M, K) bf16 activations, W (N, K) bf16 master weight, y (M, N)
 // bf16, no bias), forward and backward, in FP8 with per-tensor current scaling (docs/fp8.md,
 // "Linear layer"):
-//   forward   X̂ = e4m3(x), Ŵ = e4m3(W), each scaled by the amax the tensor has now;
+//   forward   X̂ = e4m3(x), Ŵ = e4m3(W), each scaled by the amax the tensor has now (or, with
+//             delayed scaling, the largest of its last casts' amaxes: Fp8LinearScales);
 //             y = X̂·Ŵᵀ, one FP8 GEMM, bf16 out.
 //   backward  dŶ = e5m2(dy) per tensor (the gradients' range: 5 exponent bits);
 //             dX = dŶ·Ŵ   (M, K): dŶ (M, N) × Ŵᵀ (K, N), e5m2 × e4m3;
@@ -44,6 +45,14 @@ struct Fp8LinearSaved {
   Fp8PerTensor x, w, dy;
 };
 
+// One layer's delayed scaling (kFp8 only): its input and weight (e4m3) and its output gradient
+// (e5m2), each with its own amax history of `history` casts (ops/fp8/quantize_transpose.h).
+struct Fp8LinearScales {
+  explicit Fp8LinearScales(int64_t history = kFp8AmaxHistory)
+      : x(Fp8Format::kE4m3, history), w(Fp8Format::kE4m3, history), dy(Fp8Format::kE5m2, history) {}
+  Fp8DelayedScale x, w, dy;
+};
+
 // Why `impl` cannot run on `device` ("" when it can): the FP8 impls need a CUDA GPU with FP8
 // tensor cores (gemm_fp8_unsupported's per-tensor rule), the bf16 one a CUDA GPU (the rows
 // compare FP8 with bf16 on one GPU). Never throws.
@@ -52,10 +61,11 @@ std::string linear_unsupported(LinearImpl impl, c10::Device device);
 // y (M, N) bf16 contiguous, written. x (M, K), w (N, K) bf16 on y's device; for the FP8 impls
 // K a multiple of 16 and M, N multiples of 8 (cuBLASLt's and our kernels' alignment), and for
 // the backward M and N multiples of 16 too (the reductions of dW and dX). `saved` receives X̂ and Ŵ (and
-// their transposed copies with `for_backward`). Throws std::invalid_argument for operands that
-// do not fit, gptbench::CudaError for a CUDA or cuBLAS failure.
+// their transposed copies with `for_backward`). delayed (kFp8 only): x and W take its delayed
+// scales instead of their current amax. Throws std::invalid_argument for operands that do not
+// fit, gptbench::CudaError for a CUDA or cuBLAS failure.
 void linear_forward(LinearImpl impl, const at::Tensor& x, const at::Tensor& w, at::Tensor& y,
-                    Fp8LinearSaved& saved, bool for_backward);
+                    Fp8LinearSaved& saved, bool for_backward, Fp8LinearScales* delayed = nullptr);
 
 // kFp8's forward from x already quantized per tensor to e4m3 (xq: X̂, with X̂ᵀ when
 // for_backward; e.g. GELU's output quantized where it is produced, quantize_per_tensor_gelu_fp8):

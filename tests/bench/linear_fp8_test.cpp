@@ -20,12 +20,15 @@ using test::registered;
 
 TEST(Fp8LinearRegistration, RowsAtEveryLayerPassAndImpl) {
   const std::vector<std::string> gpu = registered({"--gptbench_dtypes=bf16", "--gptbench_fp8=true"}, true);
-  // GPT-2 small at 8 × 1024 tokens: 4 layers × fwd, fwd_bwd per implementation.
-  EXPECT_EQ(count_prefix(gpu, "linear/fp8/e4m3/"), 8u);
+  // GPT-2 small at 8 × 1024 tokens: 4 layers × fwd, fwd_bwd per implementation; ours with
+  // current and delayed scaling.
+  EXPECT_EQ(count_prefix(gpu, "linear/fp8/e4m3/"), 16u);
   EXPECT_EQ(count_prefix(gpu, "linear/scaled_mm/e4m3/"), 8u);
   EXPECT_EQ(count_prefix(gpu, "linear/torch/bf16/"), 8u);
   EXPECT_TRUE(has(gpu, "linear/fp8/e4m3/fwd_bwd/small.mlp_up/scale:tensor/M:8192/N:3072/K:768"));
   EXPECT_TRUE(has(gpu, "linear/fp8/e4m3/fwd/small.mlp_down/scale:tensor/M:8192/N:768/K:3072"));
+  EXPECT_TRUE(has(gpu, "linear/fp8/e4m3/fwd_bwd/small.mlp_up/scale:tensor/scaling:delayed/M:8192/N:3072/K:768"));
+  EXPECT_EQ(count_prefix(gpu, "linear/scaled_mm/e4m3/fwd_bwd/small.mlp_up/scale:tensor/scaling:"), 0u);
   EXPECT_TRUE(has(gpu, "linear/scaled_mm/e4m3/fwd_bwd/small.attn_proj/scale:tensor/M:8192/N:768/K:768"));
   EXPECT_TRUE(has(gpu, "linear/torch/bf16/fwd/small.qkv/M:8192/N:2304/K:768"));
   EXPECT_EQ(count_prefix(gpu, "linear/fp8/e4m3/fwd/small.lm_head"), 0u);  // the block's layers only
@@ -40,7 +43,7 @@ TEST(Fp8LinearRegistration, OptInAndFollowBf16) {
 TEST(Fp8LinearRegistration, ListedAndSkippedWithTheReasonOnTheCpu) {
   const size_t before = registered_cases().size();
   const std::vector<std::string> cpu = registered({"--gptbench_fp8=true"}, false);
-  EXPECT_EQ(count_prefix(cpu, "linear/"), 24u);
+  EXPECT_EQ(count_prefix(cpu, "linear/"), 32u);
   expect_cpu_skips(before, "linear/", [](const CaseSpec& spec) {
     EXPECT_TRUE(spec.needs_cuda_kernels) << spec.name;  // skipped before anything is built
     if (!global_options().on_cuda()) EXPECT_NE(unavailable_reason(spec), "") << spec.name;

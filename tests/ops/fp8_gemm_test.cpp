@@ -114,7 +114,8 @@ class Fp8GemmGpu : public ::testing::TestWithParam<std::string> {
     if (GetParam() == "torch")
       gemm_fp8_torch(scaled_mm_args(o.a, o.b, s), c);
     else
-      gemm_fp8_cublaslt(o.a, o.b, s, c);
+      gemm_fp8_cublaslt(o.a, o.b, s, c, {},
+                        GetParam() == "cublaslt_search" ? LtAlgoChoice::kSearch : LtAlgoChoice::kHeuristic);
   }
 };
 
@@ -159,7 +160,7 @@ TEST_P(Fp8GemmGpu, EachCallReadsItsOwnScales) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Impls, Fp8GemmGpu, ::testing::Values("cublaslt", "torch"));
+INSTANTIATE_TEST_SUITE_P(Impls, Fp8GemmGpu, ::testing::Values("cublaslt", "cublaslt_search", "torch"));
 
 // The bias epilogue: C = Â·B̂ᵀ + bias, the bias added in fp32 before C's one rounding, so the
 // same 5e-3 against the float64 product plus the (bf16) bias; a bias read along the wrong

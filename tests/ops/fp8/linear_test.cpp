@@ -152,6 +152,45 @@ TEST_P(Fp8LinearGpu, EachCallScalesItsOwnTensors) {
   EXPECT_EQ(check_close(twice.dw, l.dw * 2, 1e-3), "") << linear_impl_name(impl);
 }
 
+// Delayed scaling (Fp8LinearScales): on the same inputs cast after cast its scales are current
+// scaling's, so y, dX and dW equal the current-scaling layer's bit for bit (the same FP8 bytes
+// into the same GEMMs); an input grown 4× since the history was recorded is cast with the old
+// scale, saturating at ±448, and the cast after takes the new amax from the history.
+TEST(Fp8LinearDelayedGpu, SteadyInputsMatchCurrentScalingAndGrowthSaturatesOnce) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA GPU (or built without CUDA kernels)";
+  if (auto why = linear_unsupported(LinearImpl::kFp8, at::kCUDA); !why.empty()) GTEST_SKIP() << why;
+  at::manual_seed(7);
+  Layer cur = layer(512, 768, 256, at::kCUDA);
+  Layer del = cur;
+  del.y = at::empty_like(cur.y);
+  del.dx = at::empty_like(cur.dx);
+  del.dw = at::empty_like(cur.dw);
+  Fp8LinearScales scales;
+  EXPECT_THROW(linear_forward(LinearImpl::kScaledMm, cur.x, cur.w, cur.y, cur.saved, true, &scales),
+               std::invalid_argument);
+  linear_forward(LinearImpl::kFp8, cur.x, cur.w, cur.y, cur.saved, true);
+  linear_backward(LinearImpl::kFp8, cur.dy, cur.x, cur.w, cur.saved, cur.dx, cur.dw);
+  for (int call = 0; call < 3; ++call) {
+    linear_forward(LinearImpl::kFp8, del.x, del.w, del.y, del.saved, true, &scales);
+    linear_backward(LinearImpl::kFp8, del.dy, del.x, del.w, del.saved, del.dx, del.dw, &scales.dy);
+    EXPECT_TRUE(at::equal(del.y, cur.y)) << "call " << call;
+    EXPECT_TRUE(at::equal(del.dx, cur.dx)) << "call " << call;
+    EXPECT_TRUE(at::equal(del.dw, cur.dw)) << "call " << call;
+    EXPECT_TRUE(at::equal(del.saved.x.scale_inv, cur.saved.x.scale_inv)) << "call " << call;
+  }
+  EXPECT_EQ(scales.x.casts, 3);
+  EXPECT_EQ(scales.dy.casts, 3);
+
+  const at::Tensor grown = cur.x * 4;  // exact in bf16
+  linear_forward(LinearImpl::kFp8, grown, del.w, del.y, del.saved, true, &scales);
+  EXPECT_TRUE(at::equal(del.saved.x.scale_inv, cur.saved.x.scale_inv));  // the old scale
+  const at::Tensor cast = dequantize_per_tensor_fp8(del.saved.x);
+  EXPECT_DOUBLE_EQ(cast.abs().max().item<double>(), 448.0 * cur.saved.x.scale_inv.item<double>());  // saturated
+  linear_forward(LinearImpl::kFp8, grown, del.w, del.y, del.saved, true, &scales);
+  const Fp8PerTensor now = quantize_per_tensor_fp8_torch(grown, Fp8Format::kE4m3, Fp8Copies::kPlain);
+  EXPECT_TRUE(at::equal(del.saved.x.scale_inv, now.scale_inv));  // the history's new largest amax
+}
+
 INSTANTIATE_TEST_SUITE_P(Impls, Fp8LinearGpu,
                          ::testing::Values(LinearImpl::kFp8, LinearImpl::kScaledMm, LinearImpl::kTorchBf16),
                          [](const ::testing::TestParamInfo<LinearImpl>& info) {
