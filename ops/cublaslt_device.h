@@ -130,7 +130,9 @@ class LtGemmPlans {
  public:
   // Under the cache's lock: the plan of `key`, its per-call attributes set by set_call(problem)
   // (scale pointers), then cublasLtMatmul with alpha 1 and beta 0: cuBLASLt's A at `a`, B at
-  // `b`, C = D at `d`, on LibTorch's current stream. The first time, make(lt_context) gives the
+  // `b`, D at `d`, on LibTorch's current stream. C is never read (beta 0) but must be a pointer
+  // other than D, or cuBLASLt runs its in-place form: it gets `a`, as LibTorch's scaled GEMM
+  // passes its first operand. The first time, make(lt_context) gives the
   // descriptors and the heuristic's candidates (lt_heuristic_algos; make throws when there is
   // none), and lt_choose_algo picks one with this call's operands.
   template <typename Make, typename SetCall>
@@ -140,7 +142,7 @@ class LtGemmPlans {
     const LtContext lt = lt_context(device);
     const float alpha = 1.0f, beta = 0.0f;
     auto launch = [&](const LtMatmulDescs& p, const cublasLtMatmulAlgo_t& algo) {
-      CUBLAS_CHECK(cublasLtMatmul(lt.handle, p.op, &alpha, a, p.a, b, p.b, &beta, d, p.d, d, p.d, &algo,
+      CUBLAS_CHECK(cublasLtMatmul(lt.handle, p.op, &alpha, a, p.a, b, p.b, &beta, a, p.d, d, p.d, &algo,
                                   lt.workspace, kLtWorkspaceBytes, lt.stream));
     };
     auto it = plans_.find(key);
