@@ -2,9 +2,9 @@
 // training step (the shapes of bench/gemm.cpp: QKV, attention projection, MLP up/down, LM head;
 // fwd, dgrad and wgrad at B×T tokens for each selected model) and the same square sweep.
 //   impls:   cublaslt (ours, ops/fp8/gemm.h: one cuBLASLt call, the heuristic's algorithm, as
-//            at::_scaled_mm takes it), cublaslt_search (the same call with the fastest of the
-//            heuristic's first 8 algorithms, timed once per shape: what the FP8 linear layer
-//            runs), torch (at::_scaled_mm). Fast accumulation off in all.
+//            at::_scaled_mm takes it), cublaslt_search (with --gptbench_gemm_search=true: the
+//            same call with the fastest of the heuristic's first 8 algorithms, timed once per
+//            shape), torch (at::_scaled_mm). Fast accumulation off in all.
 //   scaling: tensor (one scale per operand), row (per row of A, per output channel of B), block
 //            (1×128 blocks of A × 128×128 blocks of B, as DeepSeek-V3 trains); docs/fp8.md.
 //   inputs:  random bf16 A (M, K) and B (N, K), 1×128 blocks of different magnitudes
@@ -104,6 +104,7 @@ GPTBENCH_FAMILY(gemm_fp8, const SuiteInputs& in) {
     for (Fp8GemmScaling scaling : kScalings)
       for (const char* impl : {"torch", "cublaslt", "cublaslt_search"}) {
         if (std::string(impl) == "torch" && scaling == Fp8GemmScaling::kBlock) continue;  // ops/fp8/gemm.h
+        if (std::string(impl) == "cublaslt_search" && !in.gemm_search) continue;          // a sweep: opt-in
         CaseSpec spec;
         spec.name = BenchName("gemm", {impl, dtype, label})
                         .axis("scale", fp8_gemm_scaling_name(scaling))

@@ -130,9 +130,9 @@ class LtGemmPlans {
  public:
   // Under the cache's lock: the plan of `key`, its per-call attributes set by set_call(problem)
   // (scale pointers), then cublasLtMatmul with alpha 1 and beta 0: cuBLASLt's A at `a`, B at
-  // `b`, D at `d`, on LibTorch's current stream. C is never read (beta 0) but must be a pointer
-  // other than D, or cuBLASLt runs its in-place form: it gets `a`, as LibTorch's scaled GEMM
-  // passes its first operand. The first time, make(lt_context) gives the
+  // `b`, D at `d`, on LibTorch's current stream. C is never read (beta 0): it gets `a`, as
+  // LibTorch's scaled GEMM passes its first operand, so the call is the one at::_scaled_mm
+  // makes. The first time, make(lt_context) gives the
   // descriptors and the heuristic's candidates (lt_heuristic_algos; make throws when there is
   // none), and lt_choose_algo picks one with this call's operands.
   template <typename Make, typename SetCall>

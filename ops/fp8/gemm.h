@@ -41,9 +41,9 @@ std::string gemm_fp8_unsupported(const std::string& impl, Fp8GemmScaling s, c10:
 // bias (optional): a contiguous bf16 (N) tensor added to every row of C in cuBLASLt's epilogue
 // (CUBLASLT_EPILOGUE_BIAS), in fp32 before C's one rounding to bf16; the FP8 linear layer uses it
 // with per-tensor scales (other scalings: as cuBLASLt's heuristic allows).
-// choice: the heuristic's first algorithm (the rows `gemm/cublaslt/e4m3`) or the fastest of its
-// candidates, timed once when the plan is made (`gemm/cublaslt_search/e4m3`, and the FP8 linear
-// layer's GEMMs); plans are cached per shape, scaling, bias and choice.
+// choice: the heuristic's first algorithm (the rows `gemm/cublaslt/e4m3` and the FP8 linear
+// layer) or the fastest of its candidates, timed once when the plan is made
+// (`gemm/cublaslt_search/e4m3`); plans are cached per shape, scaling, bias and choice.
 void gemm_fp8_cublaslt(const Fp8Tensor& a, const Fp8Tensor& b, Fp8GemmScaling s, at::Tensor& c,
                        const at::Tensor& bias = {}, LtAlgoChoice choice = LtAlgoChoice::kHeuristic);
 

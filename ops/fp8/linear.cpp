@@ -100,7 +100,7 @@ void gemm_per_tensor(const Operand& a, const Operand& b, at::Tensor& c) {
   const int dev = c.get_device();
   const PlanKey key{m, n, k, static_cast<int32_t>(format_of(a.data)), static_cast<int32_t>(format_of(b.data)), dev};
   plans().run(
-      key, dev, LtAlgoChoice::kSearch, [&](const LtContext& lt) { return make_plan(lt, m, n, k, a, b); },
+      key, dev, LtAlgoChoice::kHeuristic, [&](const LtContext& lt) { return make_plan(lt, m, n, k, a, b); },
       [&](LtMatmulDescs& p) { set_scale_pointers(p, a, b); }, b.data.data_ptr(), a.data.data_ptr(), c.data_ptr());
 #else
   throw std::invalid_argument("linear: this build has no CUDA support");
@@ -178,7 +178,7 @@ void linear_forward_fp8(Fp8PerTensor xq, const at::Tensor& w, at::Tensor& y, Fp8
   saved.w = quantize_per_tensor_fp8(w, Fp8Format::kE4m3, copies, w_delayed);
   gemm_fp8_cublaslt({saved.x.data, saved.x.scale_inv, Fp8Granularity::kTensor},
                     {saved.w.data, saved.w.scale_inv, Fp8Granularity::kTensor}, Fp8GemmScaling::kTensor, y,
-                    bias, LtAlgoChoice::kSearch);
+                    bias);
 }
 
 void linear_backward(LinearImpl impl, const at::Tensor& dy, const at::Tensor& x, const at::Tensor& w,

@@ -20,18 +20,25 @@ using test::registered;
 
 TEST(Fp8Registration, GemmRowsAtEveryShapeScalingAndImpl) {
   const std::vector<std::string> gpu = registered({"--gptbench_dtypes=bf16", "--gptbench_fp8=true"}, true);
-  // GPT-2 small at 8 × 1024 tokens: 15 GEMMs + 4 squares (1,024-8,192); ours at 3 scalings with
-  // either algorithm choice, LibTorch's at 2 (no block-scaled peer: ops/fp8/gemm.h).
+  // GPT-2 small at 8 × 1024 tokens: 15 GEMMs + 4 squares (1,024-8,192); ours at 3 scalings,
+  // LibTorch's at 2 (no block-scaled peer: ops/fp8/gemm.h).
   EXPECT_EQ(count_prefix(gpu, "gemm/cublaslt/e4m3/"), 19u * 3);
-  EXPECT_EQ(count_prefix(gpu, "gemm/cublaslt_search/e4m3/"), 19u * 3);
+  EXPECT_EQ(count_prefix(gpu, "gemm/cublaslt_search/e4m3/"), 0u);  // with --gptbench_gemm_search
   EXPECT_EQ(count_prefix(gpu, "gemm/torch/e4m3/"), 19u * 2);
   EXPECT_FALSE(has(gpu, "gemm/torch/e4m3/square/scale:block/M:8192/N:8192/K:8192"));
   EXPECT_TRUE(has(gpu, "gemm/cublaslt/e4m3/small.qkv.fwd/scale:tensor/M:8192/N:2304/K:768"));
   EXPECT_TRUE(has(gpu, "gemm/torch/e4m3/small.lm_head.wgrad/scale:row/M:50304/N:768/K:8192"));
   EXPECT_TRUE(has(gpu, "gemm/cublaslt/e4m3/square/scale:block/M:8192/N:8192/K:8192"));
-  EXPECT_TRUE(has(gpu, "gemm/cublaslt_search/e4m3/small.qkv.fwd/scale:tensor/M:8192/N:2304/K:768"));
   // The bf16 row of the same GEMM is there to compare with.
   EXPECT_TRUE(has(gpu, "gemm/cublaslt/bf16/small.qkv.fwd/M:8192/N:2304/K:768"));
+}
+
+// The algorithm search's rows, as bf16's cublaslt_search: opt-in, at every shape and scaling.
+TEST(Fp8Registration, SearchRowsWithGemmSearch) {
+  const std::vector<std::string> gpu =
+      registered({"--gptbench_dtypes=bf16", "--gptbench_fp8=true", "--gptbench_gemm_search=true"}, true);
+  EXPECT_EQ(count_prefix(gpu, "gemm/cublaslt_search/e4m3/"), 19u * 3);
+  EXPECT_TRUE(has(gpu, "gemm/cublaslt_search/e4m3/small.qkv.fwd/scale:tensor/M:8192/N:2304/K:768"));
 }
 
 TEST(Fp8Registration, QuantizeRows) {
