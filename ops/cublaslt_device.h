@@ -132,9 +132,9 @@ class LtGemmPlans {
   // (scale pointers), then cublasLtMatmul with alpha 1 and beta 0: cuBLASLt's A at `a`, B at
   // `b`, D at `d`, on LibTorch's current stream. C is never read (beta 0): it gets `a`, as
   // LibTorch's scaled GEMM passes its first operand, so the call is the one at::_scaled_mm
-  // makes. The first time, make(lt_context) gives the
-  // descriptors and the heuristic's candidates (lt_heuristic_algos; make throws when there is
-  // none), and lt_choose_algo picks one with this call's operands.
+  // makes. The first time, make(lt_context) gives the descriptors and the heuristic's
+  // candidates (lt_heuristic_algos; make throws when there is none), and lt_choose_algo picks
+  // one with this call's operands.
   template <typename Make, typename SetCall>
   void run(const Key& key, int device, LtAlgoChoice choice, Make make, SetCall set_call, const void* a,
            const void* b, void* d) {

@@ -20,10 +20,6 @@
 namespace gptbench {
 namespace {
 
-constexpr int kSearchCandidates = 8;
-constexpr int kSearchReps = 10;
-constexpr int kSearchRounds = 3;
-
 struct LtTypes {
   cudaDataType_t data;
   cublasComputeType_t compute;
@@ -69,8 +65,8 @@ void launch(cublasLtHandle_t h, const LtMatmulDescs& p, const cublasLtMatmulAlgo
                               kLtWorkspaceBytes, stream));
 }
 
-// The fastest of the heuristic candidates (fastest_option: kSearchReps launches each, in
-// kSearchRounds interleaved rounds). The heuristic's first choice is a candidate, so the search
+// The fastest of the heuristic candidates (fastest_option: kLtSearchReps launches each, in
+// kLtSearchRounds interleaved rounds). The heuristic's first choice is a candidate, so the search
 // can only lose to it by measurement noise.
 cublasLtMatmulAlgo_t search(cublasLtHandle_t h, const LtMatmulDescs& p,
                             const std::vector<cublasLtMatmulHeuristicResult_t>& cands,
@@ -79,7 +75,7 @@ cublasLtMatmulAlgo_t search(cublasLtHandle_t h, const LtMatmulDescs& p,
   std::vector<std::function<void()>> options;
   for (const auto& cand : cands)
     options.push_back([&, algo = &cand.algo] { launch(h, p, algo, a, b, c, ws, stream); });
-  return cands[fastest_option(options, stream, kSearchReps, kSearchRounds)].algo;
+  return cands[fastest_option(options, stream, kLtSearchReps, kLtSearchRounds)].algo;
 }
 
 }  // namespace
@@ -115,7 +111,7 @@ void gemm_cublaslt(const at::Tensor& a, const at::Tensor& b, at::Tensor& c, cons
     size_t ws_bytes = kLtWorkspaceBytes;
     CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
         pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes, sizeof(ws_bytes)));
-    std::vector<cublasLtMatmulHeuristicResult_t> cands(search_algos ? kSearchCandidates : 1);
+    std::vector<cublasLtMatmulHeuristicResult_t> cands(search_algos ? kLtSearchCandidates : 1);
     int found = 0;
     CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(lt.handle, p.op, p.a, p.b, p.d, p.d, pref,
                                                 static_cast<int>(cands.size()), cands.data(),
