@@ -2,7 +2,8 @@
 // projection, MLP up/down, LM head; forward, input-gradient and weight-gradient forms) at B×T
 // tokens for each selected model size, plus a square sweep.
 //   impls:  torch (torch::matmul), cublaslt (our cuBLASLt call, heuristic algorithm),
-//           cublaslt_search (fastest of the top 8 candidates, timed once per shape), and those
+//           cublaslt_search (fastest of the top 8 candidates, timed once per shape; the
+//           heuristic's first unless another is more than 1% faster), and those
 //           registered at kGemm (fixtures/extension.h).
 //   dtypes: fp32 (TF32 off), tf32, bf16, fp16.   cost: 2·M·N·K FLOPs; %peak of the measured
 //           GEMM rate of the same dtype.

@@ -41,14 +41,9 @@ std::unique_ptr<LtMatmulDescs> make_problem(int64_t m, int64_t n, int64_t k, con
 
 using AlgoKey = std::tuple<int64_t, int64_t, int64_t, bool, bool, bool, int, bool, int>;
 
-struct LtPlan {
-  std::unique_ptr<LtMatmulDescs> problem;
-  cublasLtMatmulAlgo_t algo;
-};
-
 struct LtState {
   std::mutex mu;
-  std::map<AlgoKey, LtPlan> algos;  // descriptors and algorithm, per problem
+  std::map<AlgoKey, LtGemmPlan> algos;  // descriptors and algorithm, per problem
 };
 
 LtState& lt_state() {
@@ -63,19 +58,6 @@ void launch(cublasLtHandle_t h, const LtMatmulDescs& p, const cublasLtMatmulAlgo
   CUBLAS_CHECK(cublasLtMatmul(h, p.op, &alpha, b.data_ptr(), p.a, a.data_ptr(), p.b,
                               &beta, c.data_ptr(), p.d, c.data_ptr(), p.d, algo, ws,
                               kLtWorkspaceBytes, stream));
-}
-
-// The fastest of the heuristic candidates (fastest_option: kLtSearchReps launches each, in
-// kLtSearchRounds interleaved rounds). The heuristic's first choice is a candidate, so the search
-// can only lose to it by measurement noise.
-cublasLtMatmulAlgo_t search(cublasLtHandle_t h, const LtMatmulDescs& p,
-                            const std::vector<cublasLtMatmulHeuristicResult_t>& cands,
-                            const at::Tensor& a, const at::Tensor& b, at::Tensor& c, void* ws,
-                            cudaStream_t stream) {
-  std::vector<std::function<void()>> options;
-  for (const auto& cand : cands)
-    options.push_back([&, algo = &cand.algo] { launch(h, p, algo, a, b, c, ws, stream); });
-  return cands[fastest_option(options, stream, kLtSearchReps, kLtSearchRounds)].algo;
 }
 
 }  // namespace
@@ -106,23 +88,13 @@ void gemm_cublaslt(const at::Tensor& a, const at::Tensor& b, at::Tensor& c, cons
   if (it == st.algos.end()) {
     auto problem = make_problem(m, n, k, args, ty);
     const LtMatmulDescs& p = *problem;
-    cublasLtMatmulPreference_t pref;
-    CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-    size_t ws_bytes = kLtWorkspaceBytes;
-    CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
-        pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes, sizeof(ws_bytes)));
-    std::vector<cublasLtMatmulHeuristicResult_t> cands(search_algos ? kLtSearchCandidates : 1);
-    int found = 0;
-    CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(lt.handle, p.op, p.a, p.b, p.d, p.d, pref,
-                                                static_cast<int>(cands.size()), cands.data(),
-                                                &found));
-    CUBLAS_CHECK(cublasLtMatmulPreferenceDestroy(pref));
-    TORCH_CHECK(found > 0, "gemm_cublaslt: no cuBLASLt algorithm for M=", m, " N=", n, " K=", k);
-    cands.resize(found);
-    auto algo = search_algos
-                    ? search(lt.handle, p, cands, a, b, c, lt.workspace, lt.stream)
-                    : cands.front().algo;
-    it = st.algos.emplace(key, LtPlan{std::move(problem), algo}).first;
+    const auto cands = lt_heuristic_algos(lt, p, search_algos ? kLtSearchCandidates : 1);
+    TORCH_CHECK(!cands.empty(), "gemm_cublaslt: no cuBLASLt algorithm for M=", m, " N=", n, " K=", k);
+    // The search's candidates include the heuristic's first, so it can lose to it only by noise.
+    const cublasLtMatmulAlgo_t algo =
+        lt_choose_algo(lt, cands, search_algos ? LtAlgoChoice::kSearch : LtAlgoChoice::kHeuristic,
+                       [&](const cublasLtMatmulAlgo_t& cand) { launch(lt.handle, p, &cand, a, b, c, lt.workspace, lt.stream); });
+    it = st.algos.emplace(key, LtGemmPlan{std::move(problem), algo}).first;
   }
   launch(lt.handle, *it->second.problem, &it->second.algo, a, b, c, lt.workspace,
          lt.stream);
