@@ -105,6 +105,12 @@ constexpr int kLtSearchReps = 10;
 constexpr int kLtSearchRounds = 3;
 constexpr double kLtSearchMargin = 0.01;
 
+// How many of the heuristic's algorithms a plan with `choice` asks for: only the first when it
+// does not search.
+constexpr int lt_candidate_count(LtAlgoChoice choice) {
+  return choice == LtAlgoChoice::kSearch ? kLtSearchCandidates : 1;
+}
+
 // One GEMM's descriptors and the heuristic's candidates for them (best first, not empty).
 struct LtGemmCandidates {
   std::unique_ptr<LtMatmulDescs> problem;

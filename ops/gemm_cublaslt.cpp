@@ -88,11 +88,12 @@ void gemm_cublaslt(const at::Tensor& a, const at::Tensor& b, at::Tensor& c, cons
   if (it == st.algos.end()) {
     auto problem = make_problem(m, n, k, args, ty);
     const LtMatmulDescs& p = *problem;
-    const auto cands = lt_heuristic_algos(lt, p, search_algos ? kLtSearchCandidates : 1);
+    const LtAlgoChoice choice = search_algos ? LtAlgoChoice::kSearch : LtAlgoChoice::kHeuristic;
+    const auto cands = lt_heuristic_algos(lt, p, lt_candidate_count(choice));
     TORCH_CHECK(!cands.empty(), "gemm_cublaslt: no cuBLASLt algorithm for M=", m, " N=", n, " K=", k);
     // The search's candidates include the heuristic's first, so it can lose to it only by noise.
     const cublasLtMatmulAlgo_t algo =
-        lt_choose_algo(lt, cands, search_algos ? LtAlgoChoice::kSearch : LtAlgoChoice::kHeuristic,
+        lt_choose_algo(lt, cands, choice,
                        [&](const cublasLtMatmulAlgo_t& cand) { launch(lt.handle, p, &cand, a, b, c, lt.workspace, lt.stream); });
     it = st.algos.emplace(key, LtGemmPlan{std::move(problem), algo}).first;
   }

@@ -82,8 +82,8 @@ LtGemmPlans<PlanKey>& plans() {
   return p;
 }
 
-LtGemmCandidates make_plan(const LtContext& lt, int64_t m, int64_t n, int64_t k, Fp8GemmScaling s,
-                     const Fp8Tensor& a, const Fp8Tensor& b, const at::Tensor& bias) {
+LtGemmCandidates make_plan(const LtContext& lt, LtAlgoChoice choice, int64_t m, int64_t n, int64_t k,
+                           Fp8GemmScaling s, const Fp8Tensor& a, const Fp8Tensor& b, const at::Tensor& bias) {
   // cuBLASLt's problem: D(n, m) = op(A)(n, k) · B(k, m), A transposed (TN).
   auto p = std::make_unique<LtMatmulDescs>(CUBLAS_COMPUTE_32F, CUDA_R_8F_E4M3, CUDA_R_16BF, n, m,
                                            k, /*trans_a=*/true, /*trans_b=*/false);
@@ -97,7 +97,7 @@ LtGemmCandidates make_plan(const LtContext& lt, int64_t m, int64_t n, int64_t k,
     p->set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, static_cast<const void*>(bias.data_ptr()));
   }
 
-  auto algos = lt_heuristic_algos(lt, *p, kLtSearchCandidates);
+  auto algos = lt_heuristic_algos(lt, *p, lt_candidate_count(choice));
   TORCH_CHECK(!algos.empty(), "gemm_fp8_cublaslt: cuBLASLt returned no algorithm for e4m3 M=", m, " N=", n,
               " K=", k, " with ", fp8_gemm_scaling_name(s), " scaling", bias.defined() ? " and a bf16 bias" : "",
               " (cuBLASLt ", cublasLtGetVersion(), ")");
@@ -148,7 +148,7 @@ void gemm_fp8_cublaslt(const Fp8Tensor& a, const Fp8Tensor& b, Fp8GemmScaling s,
   // cuBLASLt's A is our b, its B our a (make_plan).
   const PlanKey key{m, n, k, static_cast<int32_t>(s), bias.defined(), static_cast<int32_t>(choice), dev};
   plans().run(
-      key, dev, choice, [&](const LtContext& lt) { return make_plan(lt, m, n, k, s, a, b, bias); },
+      key, dev, choice, [&](const LtContext& lt) { return make_plan(lt, choice, m, n, k, s, a, b, bias); },
       [&](LtMatmulDescs& p) {
         set_scale_pointers(p, a, b);
         if (bias.defined()) p.set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, static_cast<const void*>(bias.data_ptr()));

@@ -11,9 +11,10 @@
 // copy as FP8 training recipes do; the GEMM itself never transposes.
 //
 //   gemm_fp8_cublaslt  ours: one cuBLASLt call (the heuristic's algorithm or the fastest of its
-//                      candidates, cached per shape and scaling), e4m3 A/B, bf16 C/D, fp32 compute, fast accumulation off; scales
-//                      through CUBLASLT_MATMUL_DESC_{A,B}_SCALE_POINTER with the scale modes
-//                      SCALAR_32F, OUTER_VEC_32F, or VEC128_32F × BLK128x128_32F.
+//                      candidates, cached per shape and scaling), e4m3 A/B, bf16 C/D, fp32
+//                      compute, fast accumulation off; scales through
+//                      CUBLASLT_MATMUL_DESC_{A,B}_SCALE_POINTER with the scale modes SCALAR_32F,
+//                      OUTER_VEC_32F, or VEC128_32F × BLK128x128_32F.
 //   gemm_fp8_torch     the peer: at::_scaled_mm (LibTorch's scaled matmul), same accumulation.
 //   gemm_fp8_reference float64 GEMM of the dequantized operands (selected rows of A).
 #include <ATen/ATen.h>

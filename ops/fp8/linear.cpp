@@ -84,7 +84,7 @@ LtGemmCandidates make_plan(const LtContext& lt, int64_t m, int64_t n, int64_t k,
   p->set(CUBLASLT_MATMUL_DESC_FAST_ACCUM, int8_t{0});  // partial sums promoted to fp32
   set_scale_pointers(*p, a, b);
 
-  auto algos = lt_heuristic_algos(lt, *p, kLtSearchCandidates);
+  auto algos = lt_heuristic_algos(lt, *p, lt_candidate_count(LtAlgoChoice::kHeuristic));
   TORCH_CHECK(!algos.empty(), "linear: cuBLASLt returned no algorithm for ",
               fp8_format_name(format_of(a.data)), " x ", fp8_format_name(format_of(b.data)), " M=", m, " N=", n,
               " K=", k, " (cuBLASLt ", cublasLtGetVersion(), ")");
