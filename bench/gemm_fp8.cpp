@@ -11,6 +11,10 @@
 //            (fp8_test_input), quantized once by our quantizer outside the timed region, K-major
 //            as the FP8 tensor cores need: a recipe hands dgrad and wgrad their operands
 //            transposed from its quantizer, so only M, N, K of a shape matter here.
+//   paired:  ours also times at::_scaled_mm on the same tensors beside each of its timed regions
+//            and reports speedup_vs_scaled_mm (fixtures/case_runner.h Case::peer_run): a
+//            ratio that the clock of a power-capped GPU does not move, unlike the ratio of the
+//            two rows' times, taken seconds apart.
 //   cost:    2·M·N·K FLOPs; %peak of the FP8 GEMM rate measured at start-up (at::_scaled_mm,
 //            8192³, per-tensor scales); mfu_datasheet_pct over the GPU's datasheet dense FP8
 //            peak (fixtures/datasheet_peaks.inc; absent when unknown).
@@ -72,6 +76,11 @@ Case make_fp8_gemm_case(const std::string& impl, Fp8GemmScaling scaling, const G
   } else {
     const LtAlgoChoice choice = impl == "cublaslt_search" ? LtAlgoChoice::kSearch : LtAlgoChoice::kHeuristic;
     c.run = [st, scaling, choice] { gemm_fp8_cublaslt(st->a, st->b, scaling, st->c, {}, choice); };
+    if (gemm_fp8_unsupported("torch", scaling, device).empty()) {  // the peer timed in pairs with ours
+      st->torch_args = scaled_mm_args(st->a, st->b, scaling);
+      c.peer_name = "scaled_mm";
+      c.peer_run = [st] { gemm_fp8_torch(st->torch_args, st->c); };
+    }
   }
   c.verify = [st, run = c.run, m = s.m] {
     st->c.fill_(std::numeric_limits<float>::quiet_NaN());  // every element must be written
