@@ -10,7 +10,8 @@
 //             blocks:<k>[/ckpt:all]/ranks:<R>/mode:<ddp|zero1|fsdp>   (B is the per-GPU batch)
 //   counters: tokens/s (all ranks), tokens_per_s_per_gpu, scaling_efficiency (against the
 //             one-GPU step of the same batch, ref_step_ms), exposed_comm_ms/_pct, phases,
-//             slowest_rank_step_ms, state_bytes / ref_state_bytes / state_ratio,
+//             slowest_rank_step_ms, ref_sm_clock_mhz / ref_power_capped_pct (the reference's
+//             clock, beside the row's sm_clock_mhz), state_bytes / ref_state_bytes / state_ratio,
 //             peak_mem_max_rank_bytes, mfu_pct
 // Default: each --gptbench_models size at B×T of the options in bf16 with the one-GPU step's
 // fastest configuration (our AdamW where built, the fused LM head, fused blocks), every mode.
@@ -24,6 +25,11 @@
 #include "model/config.h"
 
 namespace gptbench {
+
+// Seconds of untimed steps before the reference and the data-parallel step are timed
+// (DpCaseOptions::settle_s): long enough for the board's power control, which acts within tens
+// of milliseconds, and for the temperature a step's load brings (seconds).
+constexpr double kDpSettleSeconds = 1.0;
 
 GPTBENCH_FAMILY(train_step_dp, const SuiteInputs& in) {
   const auto opts = train_optimizer_names();
@@ -43,6 +49,7 @@ GPTBENCH_FAMILY(train_step_dp, const SuiteInputs& in) {
         tc.precision = Precision::kBf16;
         tc.head = LmHead::kFused;
         tc.kernels = BlockKernels::kFused;
+        dc.settle_s = kDpSettleSeconds;
       } else {
         tc.precision = Precision::kFp32;
         dc.warmup_steps = 2;

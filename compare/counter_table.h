@@ -37,6 +37,7 @@ inline constexpr CounterKind kCounterKinds[] = {
     {"mfu_fp8_datasheet_pct", kHigher, "%"},
     {"scaling_efficiency", kHigher, "ratio"},
     {"graph_speedup", kHigher, "ratio"},
+    {"speedup_vs_scaled_mm", kHigher, "ratio"},  // Case::peer_run: the peer's time ÷ the row's
     {"max_batch", kHigher, "sequences"},
     // Times, memory and overheads: less is better.
     {"time_us", kLower, "us"},
@@ -107,6 +108,8 @@ inline constexpr CounterKind kCounterKinds[] = {
     // The GPU's state while the case was timed (fixtures/gpu_power.h).
     {"sm_clock_mhz", kInfo, "MHz"},
     {"power_capped_pct", kInfo, "%"},
+    {"ref_sm_clock_mhz", kInfo, "MHz"},
+    {"ref_power_capped_pct", kInfo, "%"},
 };
 
 // The declared kind of `name`, or nullptr when the suite declares none. "step<N>_ms" stands for
