@@ -109,6 +109,12 @@ inline constexpr CounterKind kCounterKinds[] = {
     {"sm_clock_mhz", kInfo, "MHz"},
     {"power_capped_pct", kInfo, "%"},
     {"ref_sm_clock_mhz", kInfo, "MHz"},
+    {"ref_data_ms", kInfo, "ms"},
+    {"ref_forward_ms", kInfo, "ms"},
+    {"ref_backward_ms", kInfo, "ms"},
+    {"ref_comm_ms", kInfo, "ms"},
+    {"ref_optimizer_ms", kInfo, "ms"},
+    {"ref_sync_ms", kInfo, "ms"},
     {"ref_power_capped_pct", kInfo, "%"},
 };
 
