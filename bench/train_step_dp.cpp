@@ -11,8 +11,8 @@
 //   counters: tokens/s (all ranks), tokens_per_s_per_gpu, scaling_efficiency (against the
 //             one-GPU step of the same batch, ref_step_ms), exposed_comm_ms/_pct, phases,
 //             slowest_rank_step_ms, the reference's phases (ref_forward_ms, ref_backward_ms,
-//             ...) and clock (ref_sm_clock_mhz, ref_power_capped_pct) beside the row's, state_bytes / ref_state_bytes / state_ratio,
-//             peak_mem_max_rank_bytes, mfu_pct
+//             ...) and clock (ref_sm_clock_mhz, ref_power_capped_pct) beside the row's,
+//             state_bytes / ref_state_bytes / state_ratio, peak_mem_max_rank_bytes, mfu_pct
 // Default: each --gptbench_models size at B×T of the options in bf16 with the one-GPU step's
 // fastest configuration (our AdamW where built, the fused LM head, fused blocks), every mode.
 // CPU (Gloo): fp32, LibTorch's head and blocks, 256 KiB buckets. Run with gptbench-run --ranks N; plain
