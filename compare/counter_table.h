@@ -37,7 +37,7 @@ inline constexpr CounterKind kCounterKinds[] = {
     {"mfu_fp8_datasheet_pct", kHigher, "%"},
     {"scaling_efficiency", kHigher, "ratio"},
     {"graph_speedup", kHigher, "ratio"},
-    {"speedup_vs_scaled_mm", kHigher, "ratio"},  // Case::peer_run: the peer's time ÷ the row's
+    {"speedup_vs_<peer>", kHigher, "ratio"},  // Case::peer_run: the peer's time ÷ the row's
     {"max_batch", kHigher, "sequences"},
     // Times, memory and overheads: less is better.
     {"time_us", kLower, "us"},
@@ -119,13 +119,14 @@ inline constexpr CounterKind kCounterKinds[] = {
 };
 
 // The declared kind of `name`, or nullptr when the suite declares none. "step<N>_ms" stands for
-// every warm-up step's counter.
+// every warm-up step's counter, "speedup_vs_<peer>" for every paired peer's.
 inline const CounterKind* declared_counter(std::string_view name) {
-  constexpr std::string_view kStep = "step", kMs = "_ms";
+  constexpr std::string_view kStep = "step", kMs = "_ms", kVs = "speedup_vs_";
   if (name.size() > kStep.size() + kMs.size() && name.substr(0, kStep.size()) == kStep &&
       name.substr(name.size() - kMs.size()) == kMs &&
       name.find_first_not_of("0123456789", kStep.size()) == name.size() - kMs.size())
     name = "step<N>_ms";
+  if (name.size() > kVs.size() && name.substr(0, kVs.size()) == kVs) name = "speedup_vs_<peer>";
   for (const CounterKind& kind : kCounterKinds)
     if (kind.name == name) return &kind;
   return nullptr;

@@ -33,12 +33,13 @@ TEST(CounterDirection, OthersAreInformational) {
 // direction wins.
 TEST(CounterDirection, DeclaredDirectionWinsOverTheName) {
   for (const char* name : {"busbw_GBps", "algbw_GBps", "max_batch", "scaling_efficiency", "mfu_pct",
-                           "tokens_per_s_per_gpu", "pct_p2p_peak"})
+                           "tokens_per_s_per_gpu", "pct_p2p_peak", "speedup_vs_scaled_mm", "speedup_vs_my_peer"})
     EXPECT_EQ(counter_direction(name), Direction::kHigherIsBetter) << name;
   for (const char* name : {"step_ms", "exposed_comm_pct", "compile_s", "time_us", "step1_ms", "step12_ms"})
     EXPECT_EQ(counter_direction(name), Direction::kLowerIsBetter) << name;
   // Settings and predictions describe the case: "bytes" in the name does not make them costs.
-  for (const char* name : {"memory_limit_bytes", "predicted_peak_bytes", "ref_state_bytes", "pred_error_pct"})
+  for (const char* name : {"memory_limit_bytes", "predicted_peak_bytes", "ref_state_bytes", "pred_error_pct",
+                           "ref_sm_clock_mhz", "ref_backward_ms"})
     EXPECT_EQ(counter_direction(name), Direction::kInformational) << name;
 }
 
@@ -49,6 +50,7 @@ TEST(CounterTable, EveryCounterIsDeclaredOnceWithAUnit) {
   }
   EXPECT_EQ(declared_counter("no_such_counter"), nullptr);
   EXPECT_EQ(declared_counter("step_x_ms"), nullptr);  // only digits stand for N
+  EXPECT_EQ(declared_counter("speedup_vs_"), nullptr);   // a peer needs a name
 }
 
 }  // namespace
