@@ -60,6 +60,7 @@ GPTBENCH_FAMILY(train_step_dp, const SuiteInputs& in) {
         dc.dp.bucket_bytes = in.dp_bucket_bytes;
         dc.bucket_named = true;
       }
+      if (in.on_cuda()) dc.dp.sm_carveout = in.dp_sm_carveout;
       CaseSpec spec;
       spec.name = train_step_dp_name(dc);
       spec.unit = benchmark::kMillisecond;

@@ -28,7 +28,9 @@
 #include "ops/column_sum.h"
 #include "ops/cublaslt_device.h"
 #include "ops/cuda_check.h"
+#include "ops/device/attributes.h"
 #include "ops/device/elem_type_torch.h"
+#include "ops/gemm_carveout.h"
 
 namespace gptbench {
 namespace {
@@ -74,17 +76,18 @@ int call_alignment(const LtCall& c) {
   return c.aux ? std::min(a, alignment(c.aux)) : a;
 }
 
-// (m, n, k, trans_a, trans_b, epilogue, bias type, D type, alignment, device)
-using PlanKey = std::tuple<int64_t, int64_t, int64_t, bool, bool, int, int, int, int, int>;
+// (m, n, k, trans_a, trans_b, epilogue, bias type, D type, alignment, device, SM carveout)
+using PlanKey = std::tuple<int64_t, int64_t, int64_t, bool, bool, int, int, int, int, int, int>;
 
 // Descriptors of one problem and its algorithm; the pointers are set per call.
 struct LtPlan : LtMatmulDescs {
   cublasLtMatmulAlgo_t algo{};
 
-  explicit LtPlan(const LtCall& c)
+  LtPlan(const LtCall& c, int carveout)
       : LtMatmulDescs(CUBLAS_COMPUTE_32F, CUDA_R_16BF, c.d_type, c.m, c.n, c.k, c.trans_a,
                       c.trans_b) {
     set(CUBLASLT_MATMUL_DESC_EPILOGUE, lt_epilogue(c.epi));
+    if (carveout > 0) set(CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, static_cast<int32_t>(sm_count() - carveout));
     if (c.epi != Epi::kNone) set(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, static_cast<int32_t>(c.bias_type));
     if (c.aux) set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, c.m);
     set_pointers(c);
@@ -205,11 +208,12 @@ void run(const LtCall& c, const at::Device& device) {
   LtState& st = lt_state();
   std::lock_guard<std::mutex> lock(st.mu);
   const LtContext lt = lt_context(dev);
+  const int carveout = gemm_sm_carveout();
   PlanKey key{c.m, c.n, c.k, c.trans_a, c.trans_b, static_cast<int>(c.epi),
-              static_cast<int>(c.bias_type), static_cast<int>(c.d_type), align, dev};
+              static_cast<int>(c.bias_type), static_cast<int>(c.d_type), align, dev, carveout};
   auto it = st.plans.find(key);
   if (it == st.plans.end()) {
-    auto plan = std::make_unique<LtPlan>(c);
+    auto plan = std::make_unique<LtPlan>(c, carveout);
     const auto cands = plan->candidates(lt.handle, align, kTuneCandidates);
     if (cands.empty())
       throw std::runtime_error(std::string("linear_lt: no cuBLASLt algorithm for ") +
@@ -402,7 +406,7 @@ bool lt_fp32_bias_supported() {
     LtCall c{64, 64, 64, /*trans_a=*/true, /*trans_b=*/false, p, p + 8192, p + 16384, e,
              p + 24576, CUDA_R_32F, e == Epi::kGeluAuxBias ? p + 32768 : nullptr};
     try {
-      LtPlan plan(c);
+      LtPlan plan(c, /*carveout=*/0);
       ok = ok && !plan.candidates(h, 256, 1).empty();
     } catch (const CudaError&) {  // the descriptor refused the attribute
       ok = false;

@@ -10,25 +10,31 @@
 #   cta_policy:efficiency|zero       NCCL_CTA_POLICY=1|2 (NCCL 2.27+): the fewest CTAs that keep the
 #                                    collective fast, or none where the copy engines can serve it
 #                                    (window-registered buffers; elsewhere NCCL falls back to CTAs)
-# Each setting is one gptbench-run --gpus N; JSON and logs in OUT_DIR.
-#   scripts/dp-interference.sh [--cpu] [--build DIR] [--settings 'default ctas:8 bucket:50MiB'] N OUT_DIR
+#   carveout:K                       --gptbench_dp_sm_carveout=K: the backward's GEMMs leave K SMs
+#                                    to the collectives they overlap (ops/gemm_carveout.h)
+#   A+B                              levers together, e.g. carveout:16+ctas:16+bucket:50MiB
+# Each setting is one gptbench-run --gpus N of the --mode rows (default ddp); JSON and logs in OUT_DIR.
+#   scripts/dp-interference.sh [--cpu] [--build DIR] [--mode ddp|zero1|fsdp] [--settings 'default ctas:8 bucket:50MiB'] N OUT_DIR
 # --cpu: N CPU ranks over Gloo, GPT-2 tiny, to check the script itself (the NCCL levers are
 # only recorded there).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${GPTBENCH_BUILD_DIR:-$root/build}
 device=cuda
+mode=ddp
 settings='default ctas:16 ctas:8 ctas:4 cta_policy:efficiency cta_policy:zero bucket:12.5MiB bucket:50MiB bucket:100MiB'
 while [[ $# -gt 0 && "$1" == --* ]]; do
   case "$1" in
     --cpu) device=cpu; shift ;;
     --build) build=${2:?--build DIR}; shift 2 ;;
     --settings) settings=${2:?--settings LIST}; shift 2 ;;
+    --mode) mode=${2:?--mode ddp|zero1|fsdp}; shift 2
+            [[ "$mode" =~ ^(ddp|zero1|fsdp)$ ]] || { echo "dp-interference.sh: unknown mode '$mode' (ddp, zero1, fsdp)" >&2; exit 2; } ;;
     *) echo "dp-interference.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
-n=${1:?usage: dp-interference.sh [--cpu] [--build DIR] [--settings LIST] N OUT_DIR}
-out=${2:?usage: dp-interference.sh [--cpu] [--build DIR] [--settings LIST] N OUT_DIR}
+n=${1:?usage: dp-interference.sh [--cpu] [--build DIR] [--mode MODE] [--settings LIST] N OUT_DIR}
+out=${2:?usage: dp-interference.sh [--cpu] [--build DIR] [--mode MODE] [--settings LIST] N OUT_DIR}
 [[ "$n" =~ ^[1-9][0-9]*$ ]] || { echo "dp-interference.sh: '$n' is not a rank count" >&2; exit 2; }
 [[ -x "$build/gptbench-run" && -x "$build/gptbench" ]] || { echo "dp-interference.sh: no gptbench-run in $build" >&2; exit 2; }
 mkdir -p "$out"
@@ -40,19 +46,23 @@ else
 fi
 for setting in $settings; do
   env_args=() extra=()
-  case "$setting" in
-    default) ;;
-    ctas:*) k=${setting#ctas:}; [[ "$k" =~ ^[1-9][0-9]*$ ]] || { echo "dp-interference.sh: bad $setting" >&2; exit 2; }
-            env_args=(NCCL_MIN_CTAS="$k" NCCL_MAX_CTAS="$k") ;;
-    bucket:*) extra=(--gptbench_dp_bucket="${setting#bucket:}") ;;
-    cta_policy:efficiency) env_args=(NCCL_CTA_POLICY=1) ;;
-    cta_policy:zero) env_args=(NCCL_CTA_POLICY=2) ;;
-    *) echo "dp-interference.sh: unknown setting '$setting' (default, ctas:K, bucket:SIZE, cta_policy:efficiency|zero)" >&2; exit 2 ;;
-  esac
-  label=${setting//[:.]/_}
+  IFS=+ read -ra levers <<< "$setting"
+  for lever in "${levers[@]}"; do
+    case "$lever" in
+      default) ;;
+      ctas:*) k=${lever#ctas:}; [[ "$k" =~ ^[1-9][0-9]*$ ]] || { echo "dp-interference.sh: bad $lever" >&2; exit 2; }
+              env_args+=(NCCL_MIN_CTAS="$k" NCCL_MAX_CTAS="$k") ;;
+      bucket:*) extra+=(--gptbench_dp_bucket="${lever#bucket:}") ;;
+      carveout:*) extra+=(--gptbench_dp_sm_carveout="${lever#carveout:}") ;;
+      cta_policy:efficiency) env_args+=(NCCL_CTA_POLICY=1) ;;
+      cta_policy:zero) env_args+=(NCCL_CTA_POLICY=2) ;;
+      *) echo "dp-interference.sh: unknown setting '$lever' (default, ctas:K, bucket:SIZE, carveout:K, cta_policy:efficiency|zero, joined by +)" >&2; exit 2 ;;
+    esac
+  done
+  label=${setting//[:.+]/_}
   env "${env_args[@]}" timeout 300 "$build/gptbench-run" --binary "$build/gptbench" --gpus "$n" --progress never \
-    --benchmark-timeout 240 -o "$out/$label.json" --benchmark_filter='^model/train_step_dp/.*/mode:ddp(/|$)' \
+    --benchmark-timeout 240 -o "$out/$label.json" --benchmark_filter="^model/train_step_dp/.*/mode:$mode(/|\$)" \
     "${flags[@]}" "${extra[@]}" > "$out/$label.log" 2>&1
   echo "$setting: exit $?"
 done
-python3 "$root/scripts/dp_interference_table.py" "$out" $settings
+python3 "$root/scripts/dp_interference_table.py" --mode "$mode" "$out" $settings
