@@ -61,6 +61,10 @@ GPTBENCH_FAMILY(train_step_dp, const SuiteInputs& in) {
         dc.bucket_named = true;
       }
       if (in.on_cuda()) dc.dp.sm_carveout = in.dp_sm_carveout;
+      if (!in.dp_grad_comm.empty()) {
+        dc.dp.grad_comm = parse_grad_comm(in.dp_grad_comm);
+        dc.grad_comm_named = true;
+      }
       CaseSpec spec;
       spec.name = train_step_dp_name(dc);
       spec.unit = benchmark::kMillisecond;

@@ -12,6 +12,8 @@
 #                                    (window-registered buffers; elsewhere NCCL falls back to CTAs)
 #   carveout:K                       --gptbench_dp_sm_carveout=K: the backward's GEMMs leave K SMs
 #                                    to the collectives they overlap (ops/gemm_carveout.h)
+#   grad_comm:bf16                   --gptbench_dp_grad_comm=bf16: the buckets averaged in bf16,
+#                                    half the bytes (train/dp_grad_comm.h)
 #   A+B                              levers together, e.g. carveout:16+ctas:16+bucket:50MiB
 # Each setting is one gptbench-run --gpus N of the --mode rows (default ddp); JSON and logs in OUT_DIR.
 #   scripts/dp-interference.sh [--cpu] [--build DIR] [--mode ddp|zero1|fsdp] [--settings 'default ctas:8 bucket:50MiB'] N OUT_DIR
@@ -54,9 +56,10 @@ for setting in $settings; do
               env_args+=(NCCL_MIN_CTAS="$k" NCCL_MAX_CTAS="$k") ;;
       bucket:*) extra+=(--gptbench_dp_bucket="${lever#bucket:}") ;;
       carveout:*) extra+=(--gptbench_dp_sm_carveout="${lever#carveout:}") ;;
+      grad_comm:*) extra+=(--gptbench_dp_grad_comm="${lever#grad_comm:}") ;;
       cta_policy:efficiency) env_args+=(NCCL_CTA_POLICY=1) ;;
       cta_policy:zero) env_args+=(NCCL_CTA_POLICY=2) ;;
-      *) echo "dp-interference.sh: unknown setting '$lever' (default, ctas:K, bucket:SIZE, carveout:K, cta_policy:efficiency|zero, joined by +)" >&2; exit 2 ;;
+      *) echo "dp-interference.sh: unknown setting '$lever' (default, ctas:K, bucket:SIZE, carveout:K, grad_comm:TYPE, cta_policy:efficiency|zero, joined by +)" >&2; exit 2 ;;
     esac
   done
   label=${setting//[:.+]/_}

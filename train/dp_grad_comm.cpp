@@ -1,0 +1,87 @@
+#include "train/dp_grad_comm.h"
+
+#include <ATen/ATen.h>
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+
+#include <optional>
+#include <utility>
+
+#include "fixtures/dist.h"
+
+#ifdef GPTBENCH_WITH_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
+
+namespace gptbench {
+
+struct Bf16GradComm::Impl {
+  c10::Device device;
+  at::Tensor flat16;   // the bf16 copies of the buckets, in the flat gradient's layout
+  at::Tensor shard16;  // zero1: the bf16 means of this rank's shard
+  std::vector<std::pair<at::Tensor, at::Tensor>> copies;  // CPU: (bf16 mean, fp32 destination)
+#ifdef GPTBENCH_WITH_CUDA
+  std::optional<c10::cuda::CUDAStream> side;
+#endif
+
+  Impl(c10::Device d, int64_t numel, int64_t shard_numel) : device(d) {
+    const auto bf16 = at::TensorOptions().device(d).dtype(at::kBFloat16);
+    flat16 = at::empty({numel}, bf16);
+    if (shard_numel > 0) shard16 = at::empty({shard_numel}, bf16);
+#ifdef GPTBENCH_WITH_CUDA
+    if (d.is_cuda()) side = c10::cuda::getStreamFromPool(/*isHighPriority=*/false, d.index());
+#endif
+  }
+};
+
+Bf16GradComm::Bf16GradComm(c10::Device device, int64_t numel, int64_t shard_numel)
+    : impl_(std::make_unique<Impl>(device, numel, shard_numel)) {}
+
+Bf16GradComm::~Bf16GradComm() = default;
+
+c10::intrusive_ptr<c10d::Work> Bf16GradComm::start(c10d::Backend& pg, const at::Tensor& grad, int64_t offset,
+                                                   const at::Tensor& shard, int64_t shard_offset) {
+  Impl& m = *impl_;
+  auto launch = [&] {
+    at::Tensor in = m.flat16.narrow(0, offset, grad.numel());
+    in.copy_(grad);
+    at::Tensor mean = shard.defined() ? m.shard16.narrow(0, shard_offset, shard.numel()) : in;
+    c10::intrusive_ptr<c10d::Work> work =
+        shard.defined() ? start_mean_reduce_scatter(pg, mean, in) : start_mean_allreduce(pg, in);
+    return std::make_pair(work, mean);
+  };
+  const at::Tensor& dest = shard.defined() ? shard : grad;
+#ifdef GPTBENCH_WITH_CUDA
+  if (m.side) {
+    at::cuda::CUDAEvent complete;  // the bucket's gradients, on the backward's stream
+    complete.record(at::cuda::getCurrentCUDAStream(m.device.index()));
+    complete.block(*m.side);
+    c10::cuda::CUDAStreamGuard guard(*m.side);
+    auto [work, mean] = launch();  // the collective waits for the cast on this stream
+    wait_work(work);               // this stream waits for the collective
+    at::Tensor(dest).copy_(mean);
+    return work;
+  }
+#endif
+  auto [work, mean] = launch();
+  m.copies.emplace_back(mean, dest);
+  return work;
+}
+
+void Bf16GradComm::finish() {
+  Impl& m = *impl_;
+#ifdef GPTBENCH_WITH_CUDA
+  if (m.side) {
+    at::cuda::CUDAEvent copied;
+    copied.record(*m.side);
+    copied.block(at::cuda::getCurrentCUDAStream(m.device.index()));
+    return;
+  }
+#endif
+  for (auto& [mean, dest] : m.copies) dest.copy_(mean);
+  m.copies.clear();
+}
+
+}  // namespace gptbench
