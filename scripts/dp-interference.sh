@@ -10,6 +10,8 @@
 #   cta_policy:efficiency|zero       NCCL_CTA_POLICY=1|2 (NCCL 2.27+): the fewest CTAs that keep the
 #                                    collective fast, or none where the copy engines can serve it
 #                                    (window-registered buffers; elsewhere NCCL falls back to CTAs)
+#   proto:P                          NCCL_PROTO=P (Simple, LL128, LL): the protocol NCCL's collectives
+#                                    use instead of its own choice
 #   carveout:K                       --gptbench_dp_sm_carveout=K: the backward's GEMMs leave K SMs
 #                                    to the collectives they overlap (ops/gemm_carveout.h)
 #   grad_comm:bf16                   --gptbench_dp_grad_comm=bf16: the buckets averaged in bf16,
@@ -57,9 +59,10 @@ for setting in $settings; do
       bucket:*) extra+=(--gptbench_dp_bucket="${lever#bucket:}") ;;
       carveout:*) extra+=(--gptbench_dp_sm_carveout="${lever#carveout:}") ;;
       grad_comm:*) extra+=(--gptbench_dp_grad_comm="${lever#grad_comm:}") ;;
+      proto:*) env_args+=(NCCL_PROTO="${lever#proto:}") ;;
       cta_policy:efficiency) env_args+=(NCCL_CTA_POLICY=1) ;;
       cta_policy:zero) env_args+=(NCCL_CTA_POLICY=2) ;;
-      *) echo "dp-interference.sh: unknown setting '$lever' (default, ctas:K, bucket:SIZE, carveout:K, grad_comm:TYPE, cta_policy:efficiency|zero, joined by +)" >&2; exit 2 ;;
+      *) echo "dp-interference.sh: unknown setting '$lever' (default, ctas:K, bucket:SIZE, proto:P, carveout:K, grad_comm:TYPE, cta_policy:efficiency|zero, joined by +)" >&2; exit 2 ;;
     esac
   done
   label=${setting//[:.+]/_}

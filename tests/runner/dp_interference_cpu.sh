@@ -6,20 +6,20 @@
 set -uo pipefail
 build=$1 dir=$2 root=$(cd "$(dirname "$0")/../.." && pwd)
 rm -rf "$dir" && mkdir -p "$dir"
-table=$(bash "$root/scripts/dp-interference.sh" --cpu --build "$build" --settings 'default ctas:2 cta_policy:efficiency bucket:512KiB ctas:2+bucket:512KiB' 2 "$dir") ||
+table=$(bash "$root/scripts/dp-interference.sh" --cpu --build "$build" --settings 'default ctas:2 cta_policy:efficiency bucket:512KiB proto:Simple+bucket:512KiB' 2 "$dir") ||
   { echo "dp-interference.sh failed"; echo "$table"; exit 1; }
 echo "$table"
-for setting in default ctas:2 cta_policy:efficiency bucket:512KiB ctas:2+bucket:512KiB; do
+for setting in default ctas:2 cta_policy:efficiency bucket:512KiB proto:Simple+bucket:512KiB; do
   line=$(grep "^$setting " <<< "$table") || { echo "no line for $setting"; exit 1; }
   [[ "$(awk '{print NF}' <<< "$line")" -eq 8 && "$line" =~ [0-9] ]] || { echo "$setting has no numbers: $line"; exit 1; }
 done
 default_buckets=$(awk '$1 == "default" {print $8}' <<< "$table")
 larger_buckets=$(awk '$1 == "bucket:512KiB" {print $8}' <<< "$table")
-joined_buckets=$(awk '$1 == "ctas:2+bucket:512KiB" {print $8}' <<< "$table")
+joined_buckets=$(awk '$1 == "proto:Simple+bucket:512KiB" {print $8}' <<< "$table")
 [[ "$larger_buckets" -lt "$default_buckets" ]] || { echo "512KiB buckets: $larger_buckets, not fewer than $default_buckets"; exit 1; }
-[[ "$joined_buckets" -eq "$larger_buckets" ]] || { echo "ctas:2+bucket:512KiB: $joined_buckets buckets, not $larger_buckets"; exit 1; }
+[[ "$joined_buckets" -eq "$larger_buckets" ]] || { echo "proto:Simple+bucket:512KiB: $joined_buckets buckets, not $larger_buckets"; exit 1; }
 grep -q '/bucket:512KiB/' "$dir/bucket_512KiB.json" || { echo "the 512KiB row is not named bucket:512KiB"; exit 1; }
-grep -q '/bucket:512KiB/' "$dir/ctas_2_bucket_512KiB.json" || { echo "the joined row is not named bucket:512KiB"; exit 1; }
+grep -q '/bucket:512KiB/' "$dir/proto_Simple_bucket_512KiB.json" || { echo "the joined row is not named bucket:512KiB"; exit 1; }
 zero1=$(bash "$root/scripts/dp-interference.sh" --cpu --build "$build" --mode zero1 --settings default 2 "$dir/zero1") ||
   { echo "dp-interference.sh --mode zero1 failed"; echo "$zero1"; exit 1; }
 [[ "$(grep '^default ' <<< "$zero1" | awk '{print NF}')" -eq 8 ]] || { echo "no zero1 line: $zero1"; exit 1; }
