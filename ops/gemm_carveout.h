@@ -7,6 +7,10 @@
 // LibTorch's cuBLAS handle of each thread that engaged it (cublasSetSmCountTarget: at::mm,
 // at::matmul) size their grids for SMs − K.
 //
+// Measured (4 × H200, GPT-2 medium ddp, 2026-11-28; docs/multigpu.md): a carveout of 8–24 SMs
+// made the backward's GEMMs about a third slower everywhere, far more than the tails it
+// removes, so the data-parallel rows leave it off unless asked (--gptbench_dp_sm_carveout).
+//
 // Process-wide: one step engages it at a time. Builds without CUDA keep the number and narrow
 // nothing.
 namespace gptbench {
