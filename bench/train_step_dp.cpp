@@ -7,7 +7,9 @@
 //          again for its recomputation (every block recomputed: ckpt:all), its gradients
 //          reduce-scattered (train/dp_fsdp.h)
 //   names:    model/train_step_dp/<size>/<precision>/B:<b>/T:<t>/opt:<opt>/attn:sdpa/head:<h>/
-//             blocks:<k>[/ckpt:all]/ranks:<R>/mode:<ddp|zero1|fsdp>   (B is the per-GPU batch)
+//             blocks:<k>[/ckpt:all][/bucket:<size>][/grad_comm:<type>][/carveout:<sms>]/ranks:<R>/
+//             mode:<ddp|zero1|fsdp>   (B is the per-GPU batch; bucket, grad_comm and carveout
+//             when --gptbench_dp_bucket, --gptbench_dp_grad_comm, --gptbench_dp_sm_carveout ask)
 //   counters: tokens/s (all ranks), tokens_per_s_per_gpu, scaling_efficiency (against the
 //             one-GPU step of the same batch, ref_step_ms), exposed_comm_ms/_pct, phases,
 //             slowest_rank_step_ms, the reference's phases (ref_forward_ms, ref_backward_ms,
