@@ -61,7 +61,7 @@ c10::intrusive_ptr<c10d::Work> Bf16GradComm::start(c10d::Backend& pg, const at::
     c10::cuda::CUDAStreamGuard guard(*m.side);
     auto [work, mean] = launch();  // the collective waits for the cast on this stream
     wait_work(work);               // this stream waits for the collective
-    at::Tensor(dest).copy_(mean);
+    dest.copy_(mean);
     return work;
   }
 #endif
