@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "fixtures/dist.h"
 
@@ -21,9 +22,15 @@ struct Bf16GradComm::Impl {
   c10::Device device;
   at::Tensor flat16;   // the bf16 copies of the buckets, in the flat gradient's layout
   at::Tensor shard16;  // zero1: the bf16 means of this rank's shard
-  std::vector<std::pair<at::Tensor, at::Tensor>> copies;  // CPU: (bf16 mean, fp32 destination)
+  struct Copy {  // CPU: a started bucket's mean and where it goes
+    c10::intrusive_ptr<c10d::Work> work;
+    at::Tensor mean, dest;
+    bool done = false;
+  };
+  std::vector<Copy> copies;
 #ifdef GPTBENCH_WITH_CUDA
   std::optional<c10::cuda::CUDAStream> side;
+  std::vector<at::cuda::CUDAEvent> copied;  // per started bucket: its copy back, on `side`
 #endif
 
   Impl(c10::Device d, int64_t numel, int64_t shard_numel) : device(d) {
@@ -62,25 +69,45 @@ c10::intrusive_ptr<c10d::Work> Bf16GradComm::start(c10d::Backend& pg, const at::
     auto [work, mean] = launch();  // the collective waits for the cast on this stream
     wait_work(work);               // this stream waits for the collective
     dest.copy_(mean);
+    m.copied.emplace_back().record(*m.side);
     return work;
   }
 #endif
   auto [work, mean] = launch();
-  m.copies.emplace_back(mean, dest);
+  m.copies.push_back({work, mean, dest});
   return work;
+}
+
+void Bf16GradComm::finish_one(size_t k) {
+  Impl& m = *impl_;
+#ifdef GPTBENCH_WITH_CUDA
+  if (m.side) {
+    TORCH_CHECK(k < m.copied.size(), "Bf16GradComm::finish_one: bucket ", k, " was not started");
+    m.copied[k].block(at::cuda::getCurrentCUDAStream(m.device.index()));
+    return;
+  }
+#endif
+  TORCH_CHECK(k < m.copies.size(), "Bf16GradComm::finish_one: bucket ", k, " was not started");
+  Impl::Copy& c = m.copies[k];
+  if (c.done) return;
+  wait_work(c.work);
+  c.dest.copy_(c.mean);
+  c.done = true;
 }
 
 void Bf16GradComm::finish() {
   Impl& m = *impl_;
 #ifdef GPTBENCH_WITH_CUDA
   if (m.side) {
-    at::cuda::CUDAEvent copied;
-    copied.record(*m.side);
-    copied.block(at::cuda::getCurrentCUDAStream(m.device.index()));
+    at::cuda::CUDAEvent all_copied;
+    all_copied.record(*m.side);
+    all_copied.block(at::cuda::getCurrentCUDAStream(m.device.index()));
+    m.copied.clear();
     return;
   }
 #endif
-  for (auto& [mean, dest] : m.copies) dest.copy_(mean);
+  for (Impl::Copy& c : m.copies)
+    if (!c.done) c.dest.copy_(c.mean);
   m.copies.clear();
 }
 

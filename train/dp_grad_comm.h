@@ -9,8 +9,8 @@
 //
 // On a GPU the cast, the collective's launch and the copy back run on a stream of their own,
 // which waits for the backward's stream where the bucket is complete: none of it sits on the
-// backward's stream, and finish() makes that stream wait for every copy back. On the CPU
-// (Gloo, synchronous copies) the copies back are made in finish().
+// backward's stream, and finish() makes that stream wait for every copy back (finish_one for
+// one bucket's). On the CPU (Gloo, synchronous copies) the copies back are made there.
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 #include <c10/util/intrusive_ptr.h>
@@ -37,12 +37,16 @@ class Bf16GradComm {
   // Starts the mean of bucket `grad` (fp32, at `offset` in the flat gradient) over the ranks:
   // all-reduced into `grad` itself, or, with `shard` defined (fp32, at `shard_offset` in this
   // rank's shard), reduce-scattered into it. Waiting for the returned work (wait_work) is not
-  // enough: the mean is in place after finish().
+  // enough: the mean is in place after finish_one or finish().
   c10::intrusive_ptr<c10d::Work> start(c10d::Backend& pg, const at::Tensor& grad, int64_t offset,
                                        const at::Tensor& shard, int64_t shard_offset);
 
-  // After every started collective has been waited for: the means are in their fp32
-  // destinations for the caller's stream.
+  // The k-th bucket started since the last finish(): its mean is in its fp32 destination for
+  // what the caller's stream runs after this call (the CPU: waits for its collective and copies).
+  void finish_one(size_t k);
+
+  // Every started bucket's mean in its fp32 destination for the caller's stream (the CPU: after
+  // the caller has waited for every started collective); the next start() is bucket 0 again.
   void finish();
 
   struct Impl;
