@@ -7,10 +7,11 @@
 //          again for its recomputation (every block recomputed: ckpt:all), its gradients
 //          reduce-scattered (train/dp_fsdp.h)
 //   names:    model/train_step_dp/<size>/<precision>/B:<b>/T:<t>/opt:<opt>/attn:sdpa/head:<h>/
-//             blocks:<k>[/ckpt:all][/bucket:<size>][/grad_comm:<type>][/overlap:<what>][/carveout:<sms>]/
-//             ranks:<R>/mode:<ddp|zero1|fsdp>   (B is the per-GPU batch; bucket, grad_comm,
-//             overlap and carveout when --gptbench_dp_bucket, --gptbench_dp_grad_comm,
-//             --gptbench_dp_overlap (ddp and zero1), --gptbench_dp_sm_carveout ask)
+//             blocks:<k>[/ckpt:all][/bucket:<size>][/grad_comm:<type>][/overlap:<what>][/buffers:<kind>]
+//             [/carveout:<sms>]/ranks:<R>/mode:<ddp|zero1|fsdp>   (B is the per-GPU batch;
+//             bucket, grad_comm, overlap, buffers and carveout when --gptbench_dp_bucket,
+//             --gptbench_dp_grad_comm, --gptbench_dp_overlap (ddp and zero1),
+//             --gptbench_dp_buffers, --gptbench_dp_sm_carveout ask)
 //   counters: tokens/s (all ranks), tokens_per_s_per_gpu, scaling_efficiency (against the
 //             one-GPU step of the same batch, ref_step_ms), exposed_comm_ms/_pct, phases,
 //             slowest_rank_step_ms, the reference's phases (ref_forward_ms, ref_backward_ms,
@@ -71,6 +72,10 @@ GPTBENCH_FAMILY(train_step_dp, const SuiteInputs& in) {
       if (!in.dp_overlap.empty() && mode != DpMode::kFsdp) {  // fsdp overlaps its backward
         dc.dp.overlap = parse_comm_overlap(in.dp_overlap);
         dc.overlap_named = true;
+      }
+      if (!in.dp_buffers.empty()) {
+        dc.dp.buffers = parse_dp_buffers(in.dp_buffers);
+        dc.buffers_named = true;
       }
       CaseSpec spec;
       spec.name = train_step_dp_name(dc);
