@@ -1,6 +1,7 @@
 #include "train/dp_grad_comm.h"
 
 #include <ATen/ATen.h>
+#include <ATen/ScalarOps.h>
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 
 #include <optional>
@@ -53,10 +54,12 @@ c10::intrusive_ptr<c10d::Work> Bf16GradComm::start(c10d::Backend& pg, const at::
   Impl& m = *impl_;
   auto launch = [&] {
     at::Tensor in = m.flat16.narrow(0, offset, grad.numel());
-    in.copy_(grad);
+    // The cast divides too, so the collective sums (one kernel: a wrapped scalar keeps the
+    // product fp32 until it is written as bf16).
+    at::mul_out(in, grad, at::native::wrapped_scalar_tensor(1.0 / pg.getSize()));
     at::Tensor mean = shard.defined() ? m.shard16.narrow(0, shard_offset, shard.numel()) : in;
-    c10::intrusive_ptr<c10d::Work> work =
-        shard.defined() ? start_mean_reduce_scatter(pg, mean, in) : start_mean_allreduce(pg, in);
+    c10::intrusive_ptr<c10d::Work> work = shard.defined() ? start_mean_reduce_scatter(pg, mean, in, /*prescaled=*/true)
+                                                          : start_mean_allreduce(pg, in, /*prescaled=*/true);
     return std::make_pair(work, mean);
   };
   const at::Tensor& dest = shard.defined() ? shard : grad;
