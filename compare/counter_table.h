@@ -101,6 +101,10 @@ inline constexpr CounterKind kCounterKinds[] = {
     {"pred_error_pct", kInfo, "%"},
     {"probes", kInfo, "steps"},
     {"memory_limit_bytes", kInfo, "B"},
+    // The host's time to enqueue one region of a row timed in pairs, and its peer's
+    // (fixtures/case_slot.h): what sets the hold both sides get, not what the row measures.
+    {"enqueue_us", kInfo, "us"},
+    {"peer_enqueue_us", kInfo, "us"},
     // Accuracy of a lower-precision implementation against ours in bf16 (the FP8 attention
     // forward, bench/attention.cpp): the verification's tolerance judges it, not a comparison.
     {"err_vs_bf16_rel", kInfo, "ratio"},
