@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "ops/cuda_check.h"
+#include "ops/gpu_hold.h"
 
 namespace gptbench {
 
@@ -41,21 +42,55 @@ size_t fastest_option(const std::vector<std::function<void()>>& options, cudaStr
                       int reps, int rounds, double margin) {
   if (options.empty()) throw std::invalid_argument("fastest_option: no option to time");
   EventPair ev;
-  std::vector<float> best(options.size(), 1e30f);
+  const size_t n = options.size();
+  std::vector<std::vector<float>> ms(n);  // each option's batch time, one per round
   for (const auto& option : options) option();  // warm-up
+  const uint64_t hold_ns = kTimerHoldNs + static_cast<uint64_t>(reps) * kEnqueueNsPerCall;
   for (int round = 0; round < rounds; ++round) {
-    for (size_t i = 0; i < options.size(); ++i) {
+    for (size_t j = 0; j < n; ++j) {
+      const size_t i = (j + static_cast<size_t>(round)) % n;  // each round starts with another
+      launch_gpu_hold(stream, hold_ns);
       CUDA_CHECK(cudaEventRecord(ev.start, stream));
       for (int r = 0; r < reps; ++r) options[i]();
       CUDA_CHECK(cudaEventRecord(ev.stop, stream));
       CUDA_CHECK(cudaEventSynchronize(ev.stop));
-      float ms = 0;
-      CUDA_CHECK(cudaEventElapsedTime(&ms, ev.start, ev.stop));
-      best[i] = std::min(best[i], ms);
+      float t = 0;
+      CUDA_CHECK(cudaEventElapsedTime(&t, ev.start, ev.stop));
+      ms[i].push_back(t);
     }
   }
-  const size_t fastest = static_cast<size_t>(std::min_element(best.begin(), best.end()) - best.begin());
-  return best[fastest] < best[0] * (1.0 - margin) ? fastest : 0;
+  // Each option against the incumbent, round by round (one round's batches run within
+  // milliseconds, at one clock): the median of the incumbent's time over the option's.
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const size_t h = v.size() / 2;
+    return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+  };
+  size_t best = 0;
+  double best_ratio = 1.0;
+  for (size_t i = 1; i < n; ++i) {
+    std::vector<double> ratios;
+    for (int r = 0; r < rounds; ++r) ratios.push_back(ms[0][static_cast<size_t>(r)] / ms[i][static_cast<size_t>(r)]);
+    const double ratio = median(ratios);
+    if (ratio > best_ratio) {
+      best = i;
+      best_ratio = ratio;
+    }
+  }
+  return best_ratio * (1.0 - margin) > 1.0 ? best : 0;
+}
+
+void settle_on(const std::function<void()>& option, cudaStream_t stream, double seconds) {
+  EventPair ev;
+  for (double done = 0; done < seconds;) {
+    CUDA_CHECK(cudaEventRecord(ev.start, stream));
+    for (int r = 0; r < 10; ++r) option();
+    CUDA_CHECK(cudaEventRecord(ev.stop, stream));
+    CUDA_CHECK(cudaEventSynchronize(ev.stop));
+    float t = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&t, ev.start, ev.stop));
+    done += std::max(1e-3 * t, 1e-6);
+  }
 }
 
 LtDevice lt_device(int device) {
@@ -152,6 +187,7 @@ cublasLtMatmulAlgo_t lt_choose_algo(const LtContext& lt, const std::vector<cubla
     return candidates.front();
   std::vector<std::function<void()>> options;
   for (const cublasLtMatmulAlgo_t& c : candidates) options.push_back([&launch, &c] { launch(c); });
+  settle_on(options.front(), lt.stream, kLtSearchSettleSeconds);
   return candidates[fastest_option(options, lt.stream, kLtSearchReps, kLtSearchRounds, kLtSearchMargin)];
 }
 

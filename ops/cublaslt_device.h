@@ -9,9 +9,9 @@
 namespace gptbench {
 // How a cuBLASLt plan picks its algorithm (also in builds without CUDA, whose callers name it):
 // the heuristic's first, or the fastest of its first kLtSearchCandidates, timed on the call that
-// makes the plan (fastest_option: kLtSearchReps calls each in kLtSearchRounds rounds; another than
-// the first only when faster by more than kLtSearchMargin). A plan made while its stream captures
-// a CUDA graph takes the first.
+// makes the plan after kLtSearchSettleSeconds of the first (fastest_option: kLtSearchReps calls
+// each in kLtSearchRounds rounds; another than the first only when faster by more than
+// kLtSearchMargin). A plan made while its stream captures a CUDA graph takes the first.
 enum class LtAlgoChoice : int32_t { kHeuristic = 0, kSearch = 1 };
 }  // namespace gptbench
 
@@ -28,6 +28,7 @@ enum class LtAlgoChoice : int32_t { kHeuristic = 0, kSearch = 1 };
 
 #include "ops/cuda_check.h"
 #include "ops/device/elem_type.h"
+#include "ops/timer_hold.h"
 
 namespace gptbench {
 
@@ -39,15 +40,25 @@ constexpr cudaDataType_t lt_data_type(ElemType t) {
 }
 
 // The index of the fastest of `options` (each one call of an alternative, on `stream`): every
-// option is called once untimed, then timed over `reps` calls with CUDA events in `rounds`
-// interleaved rounds, and its best round counts (a clock or neighbour blip in one round does not
-// decide). Option 0 is the incumbent: another wins only when its best round is faster by more
-// than `margin` (a fraction, e.g. 0.01), so two options within noise of each other do not
-// alternate from one process to the next. Synchronises the stream, so never while it captures
-// a CUDA graph. Throws what an option throws, gptbench::CudaError on a CUDA failure,
-// std::invalid_argument when empty.
+// option is called once untimed, then each is timed over `reps` calls with CUDA events in each
+// of `rounds` rounds, every batch behind a hold of the stream (ops/gpu_hold.h: kTimerHoldNs plus
+// kEnqueueNsPerCall per call) so that the host's launches are not what is timed. Within a round
+// the options run back to back, at one clock, each round starting with another; an option's
+// score is the median over rounds of the first option's time ÷ its own. Option 0 is the
+// incumbent: another wins only when its score exceeds 1 / (1 − `margin`) (a fraction, e.g.
+// 0.01), so two options within noise of each other do not alternate from one process to the
+// next. Synchronises the stream, so never while it captures a CUDA graph. Throws what an option
+// throws, gptbench::CudaError on a CUDA failure, std::invalid_argument when empty.
 size_t fastest_option(const std::vector<std::function<void()>>& options, cudaStream_t stream,
                       int reps, int rounds, double margin = 0.0);
+
+// The host's time to enqueue one cuBLASLt call, generously (a few µs measured): the hold in
+// front of each of fastest_option's batches covers this much per call.
+constexpr uint64_t kEnqueueNsPerCall = 20'000;
+
+// Runs `option` on `stream` for `seconds` of its GPU time, so that what is timed next runs at
+// the clock and power the GPU settles at under that load, not at an idle GPU's boost.
+void settle_on(const std::function<void()>& option, cudaStream_t stream, double seconds);
 
 struct LtDevice {
   cublasLtHandle_t handle;
@@ -102,7 +113,8 @@ std::vector<cublasLtMatmulAlgo_t> lt_heuristic_algos(const LtContext& lt, const 
 // How a plan picks its algorithm: see LtAlgoChoice at the top of this file.
 constexpr int kLtSearchCandidates = 8;
 constexpr int kLtSearchReps = 10;
-constexpr int kLtSearchRounds = 3;
+constexpr int kLtSearchRounds = 5;
+constexpr double kLtSearchSettleSeconds = 0.2;  // settle_on the incumbent before the search
 constexpr double kLtSearchMargin = 0.01;
 
 // How many of the heuristic's algorithms a plan with `choice` asks for: only the first when it

@@ -1,6 +1,6 @@
 // Tests of fastest_option (ops/cublaslt_device.h), the timing that picks cuBLASLt algorithms and
 // the MLP backward's path: on a GPU (skipped without one), of three holds of known length it
-// names the shortest whatever its place, calls each option its warm-up plus reps × rounds times,
+// names the shortest whatever its place (each round starting with another option), calls each option its warm-up plus reps × rounds times,
 // and refuses an empty list; with a margin the first option (the incumbent) keeps its place
 // against one barely faster and loses it to one clearly faster; and lt_choose_algo takes the
 // heuristic's first without timing when asked to, and while its stream captures a CUDA graph.
@@ -50,6 +50,20 @@ TEST(FastestOptionGpu, TheIncumbentKeepsItsPlaceWithinTheMargin) {
   EXPECT_EQ(fastest_option({hold(200'000), hold(199'000)}, stream, 2, 3, /*margin=*/0.05), 0u);
   // 50% faster: outside it.
   EXPECT_EQ(fastest_option({hold(200'000), hold(100'000)}, stream, 2, 3, /*margin=*/0.05), 1u);
+#endif
+}
+
+// Settling runs the option for at least the GPU time asked for, in batches of 10 calls, and
+// stops within a batch of it.
+TEST(FastestOptionGpu, SettleOnRunsTheOptionForItsTime) {
+  if (!have_gpu()) GTEST_SKIP() << "needs a CUDA GPU";
+#ifdef GPTBENCH_WITH_CUDA
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream().stream();
+  int calls = 0;
+  settle_on([&] { ++calls, launch_gpu_hold(stream, 100'000); }, stream, 0.01);  // 100 µs each, 10 ms
+  EXPECT_GE(calls, 100);
+  EXPECT_LE(calls, 110);
+  EXPECT_EQ(calls % 10, 0);
 #endif
 }
 
