@@ -8,9 +8,11 @@
 #include <map>
 #include <mutex>
 #include <stdexcept>
+#include <utility>
 
 #include "ops/cuda_check.h"
 #include "ops/gpu_hold.h"
+#include "runjson/median.h"
 
 namespace gptbench {
 
@@ -36,6 +38,17 @@ struct EventPair {
   EventPair& operator=(const EventPair&) = delete;
 };
 
+// Milliseconds of GPU time taken by `reps` calls of `option` on `stream` (synchronises it).
+float time_batch(EventPair& ev, const std::function<void()>& option, int reps, cudaStream_t stream) {
+  CUDA_CHECK(cudaEventRecord(ev.start, stream));
+  for (int r = 0; r < reps; ++r) option();
+  CUDA_CHECK(cudaEventRecord(ev.stop, stream));
+  CUDA_CHECK(cudaEventSynchronize(ev.stop));
+  float ms = 0;
+  CUDA_CHECK(cudaEventElapsedTime(&ms, ev.start, ev.stop));
+  return ms;
+}
+
 }  // namespace
 
 size_t fastest_option(const std::vector<std::function<void()>>& options, cudaStream_t stream,
@@ -50,28 +63,17 @@ size_t fastest_option(const std::vector<std::function<void()>>& options, cudaStr
     for (size_t j = 0; j < n; ++j) {
       const size_t i = (j + static_cast<size_t>(round)) % n;  // each round starts with another
       launch_gpu_hold(stream, hold_ns);
-      CUDA_CHECK(cudaEventRecord(ev.start, stream));
-      for (int r = 0; r < reps; ++r) options[i]();
-      CUDA_CHECK(cudaEventRecord(ev.stop, stream));
-      CUDA_CHECK(cudaEventSynchronize(ev.stop));
-      float t = 0;
-      CUDA_CHECK(cudaEventElapsedTime(&t, ev.start, ev.stop));
-      ms[i].push_back(t);
+      ms[i].push_back(time_batch(ev, options[i], reps, stream));
     }
   }
   // Each option against the incumbent, round by round (one round's batches run within
   // milliseconds, at one clock): the median of the incumbent's time over the option's.
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const size_t h = v.size() / 2;
-    return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
-  };
   size_t best = 0;
   double best_ratio = 1.0;
   for (size_t i = 1; i < n; ++i) {
     std::vector<double> ratios;
     for (int r = 0; r < rounds; ++r) ratios.push_back(ms[0][static_cast<size_t>(r)] / ms[i][static_cast<size_t>(r)]);
-    const double ratio = median(ratios);
+    const double ratio = runjson::median(std::move(ratios));
     if (ratio > best_ratio) {
       best = i;
       best_ratio = ratio;
@@ -82,15 +84,7 @@ size_t fastest_option(const std::vector<std::function<void()>>& options, cudaStr
 
 void settle_on(const std::function<void()>& option, cudaStream_t stream, double seconds) {
   EventPair ev;
-  for (double done = 0; done < seconds;) {
-    CUDA_CHECK(cudaEventRecord(ev.start, stream));
-    for (int r = 0; r < 10; ++r) option();
-    CUDA_CHECK(cudaEventRecord(ev.stop, stream));
-    CUDA_CHECK(cudaEventSynchronize(ev.stop));
-    float t = 0;
-    CUDA_CHECK(cudaEventElapsedTime(&t, ev.start, ev.stop));
-    done += std::max(1e-3 * t, 1e-6);
-  }
+  for (double done = 0; done < seconds;) done += std::max(1e-3 * time_batch(ev, option, 10, stream), 1e-6);
 }
 
 LtDevice lt_device(int device) {
