@@ -83,6 +83,7 @@ inline constexpr CounterKind kCounterKinds[] = {
     {"params", kInfo, "parameters"},
     {"ranks", kInfo, "processes"},
     {"buckets", kInfo, "buckets"},
+    {"buckets_after_backward", kInfo, "buckets"},
     {"collectives_per_call", kInfo, "calls"},
     {"kernels", kInfo, "launches"},
     {"steps_measured", kInfo, "steps"},

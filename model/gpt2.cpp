@@ -91,6 +91,7 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x) {
     return t.view({B, T, n_head, C / n_head}).transpose(1, 2);  // (B, H, T, hd)
   };
   auto y = causal_attention(heads(qkv[0]), heads(qkv[1]), heads(qkv[2]), impl);
+  if (before_backward && y.requires_grad()) y.register_hook([f = before_backward](const at::Tensor&) { f(); });
   y = y.transpose(1, 2).contiguous().view({B, T, C});
   return linear(c_proj, y, c_proj_scales);
 }

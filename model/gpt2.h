@@ -9,6 +9,7 @@
 #include <torch/nn/modules/normalization.h>
 #include <torch/nn/pimpl.h>
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -55,6 +56,10 @@ struct CausalSelfAttentionImpl : torch::nn::Module {
   WeightGrad weight_grad = WeightGrad::kReturn;  // fused Linear layers (model/fused_linear.h)
   bool fp8 = false;  // c_attn, c_proj through linear_fp8 (model/fp8_linear.h), whatever `kernels`
   Fp8Scales c_attn_scales, c_proj_scales;  // their delayed scaling, or null (current)
+  // When set: called on autograd's thread once the gradient of the attention's output is
+  // complete, just before the attention's backward is enqueued (every backward through a
+  // forward that recorded gradients; with recomputation, through the recomputed forward).
+  std::function<void()> before_backward;
 };
 TORCH_MODULE(CausalSelfAttention);
 

@@ -18,6 +18,8 @@
 #                                    half the bytes (train/dp_grad_comm.h)
 #   overlap:optimizer                --gptbench_dp_overlap=optimizer: the collectives after the
 #                                    backward, beside the buckets' optimizer steps (ddp, zero1)
+#   overlap:attention                --gptbench_dp_overlap=attention: each complete bucket launched
+#                                    just before the next attention's backward (ddp, zero1)
 #   buffers:symmetric                --gptbench_dp_buffers=symmetric: the buckets in NCCL symmetric
 #                                    windows, for NCCL's symmetric kernels (a GPU)
 #   A+B                              levers together, e.g. carveout:16+ctas:16+bucket:50MiB

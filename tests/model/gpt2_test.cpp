@@ -9,6 +9,7 @@
 #include <cmath>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "fixtures/model_cache.h"
 #include "train/step.h"
@@ -64,6 +65,42 @@ TEST(GPT2, BackwardReachesEveryParameter) {
   for (const auto& p : model->named_parameters()) {
     ASSERT_TRUE(p.value().grad().defined()) << p.key();
     EXPECT_GT(p.value().grad().abs().sum().item<double>(), 0) << p.key();
+  }
+}
+
+// The attention's before_backward runs once per block and backward, last block first, after
+// the block's c_proj has its gradient and before its c_attn has one (the attention's backward,
+// which c_attn's gradient needs, has not run); never for a forward that records no gradient. With
+// every block recomputed it runs for the recomputed forward, once per block as well.
+TEST(GPT2, AttentionBeforeBackwardRunsJustBeforeEachAttentionsBackward) {
+  auto cfg = cpu_tiny_config();
+  GPT2 model(cfg);
+  ASSERT_GE(model->blocks.size(), 2u);
+  auto batch = synthetic_batch(cfg, 2, 16, at::kCPU, 6);
+  std::vector<int64_t> calls;
+  for (size_t i = 0; i < model->blocks.size(); ++i) {
+    auto& attn = *model->blocks[i]->attn;
+    attn.before_backward = [&calls, &attn, i] {
+      calls.push_back(static_cast<int64_t>(i));
+      EXPECT_TRUE(attn.c_proj->weight.grad().defined()) << "block " << i;
+      EXPECT_FALSE(attn.c_attn->weight.grad().defined()) << "block " << i;
+    };
+  }
+  {
+    at::NoGradGuard no_grad;
+    model->loss(batch.idx, batch.targets);
+  }
+  EXPECT_TRUE(calls.empty());
+  std::vector<int64_t> reversed;
+  for (int64_t i = static_cast<int64_t>(model->blocks.size()) - 1; i >= 0; --i) reversed.push_back(i);
+  for (const char* ckpt : {"none", "all"}) {
+    model->checkpointing = parse_checkpoint_policy(ckpt);
+    model->zero_grad(/*set_to_none=*/true);
+    calls.clear();
+    auto loss = model->loss(batch.idx, batch.targets);
+    EXPECT_TRUE(calls.empty()) << ckpt;  // the forward alone calls nothing
+    loss.backward();
+    EXPECT_EQ(calls, reversed) << ckpt;
   }
 }
 
