@@ -22,6 +22,8 @@
 #                                    just before the next attention's backward (ddp, zero1)
 #   buffers:symmetric                --gptbench_dp_buffers=symmetric: the buckets in NCCL symmetric
 #                                    windows, for NCCL's symmetric kernels (a GPU)
+#   param_gather:forward             --gptbench_dp_param_gather=forward: zero1's all-gathers of the
+#                                    updated parameters waited for in the next forward (zero1)
 #   A+B                              levers together, e.g. carveout:16+ctas:16+bucket:50MiB
 # Each setting is one gptbench-run --gpus N of the --mode rows (default ddp); JSON and logs in OUT_DIR.
 #   scripts/dp-interference.sh [--cpu] [--build DIR] [--mode ddp|zero1|fsdp] [--settings 'default ctas:8 bucket:50MiB'] N OUT_DIR
@@ -67,10 +69,11 @@ for setting in $settings; do
       grad_comm:*) extra+=(--gptbench_dp_grad_comm="${lever#grad_comm:}") ;;
       overlap:*) extra+=(--gptbench_dp_overlap="${lever#overlap:}") ;;
       buffers:*) extra+=(--gptbench_dp_buffers="${lever#buffers:}") ;;
+      param_gather:*) extra+=(--gptbench_dp_param_gather="${lever#param_gather:}") ;;
       proto:*) env_args+=(NCCL_PROTO="${lever#proto:}") ;;
       cta_policy:efficiency) env_args+=(NCCL_CTA_POLICY=1) ;;
       cta_policy:zero) env_args+=(NCCL_CTA_POLICY=2) ;;
-      *) echo "dp-interference.sh: unknown setting '$lever' (default, ctas:K, bucket:SIZE, proto:P, carveout:K, grad_comm:TYPE, overlap:WHAT, buffers:KIND, cta_policy:efficiency|zero, joined by +)" >&2; exit 2 ;;
+      *) echo "dp-interference.sh: unknown setting '$lever' (default, ctas:K, bucket:SIZE, proto:P, carveout:K, grad_comm:TYPE, overlap:WHAT, buffers:KIND, param_gather:WHERE, cta_policy:efficiency|zero, joined by +)" >&2; exit 2 ;;
     esac
   done
   label=${setting//[:.+]/_}

@@ -3,7 +3,8 @@
 # in the table, the bucket lever took effect (512 KiB buckets: fewer than the CPU default
 # 256 KiB's), alone and joined to another lever with +; --mode zero1 runs the zero1 row; the
 # collectives after the backward (overlap:optimizer) run in both modes, with bf16 means in ddp;
-# so do the collectives held back to the attentions' backwards (overlap:attention) in zero1.
+# so do, in zero1, the collectives held back to the attentions' backwards (overlap:attention)
+# and the all-gathers waited for in the next forward (param_gather:forward).
 #   tests/runner/dp_interference_cpu.sh BUILD_DIR WORKDIR
 set -uo pipefail
 build=$1 dir=$2 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -24,14 +25,15 @@ grep -q '/bucket:512KiB/' "$dir/bucket_512KiB.json" || { echo "the 512KiB row is
 grep -q '/bucket:512KiB/' "$dir/proto_Simple_bucket_512KiB.json" || { echo "the joined row is not named bucket:512KiB"; exit 1; }
 grep -q '/grad_comm:bf16/overlap:optimizer/' "$dir/overlap_optimizer_grad_comm_bf16.json" ||
   { echo "the overlap:optimizer row is not named so"; exit 1; }
-zero1=$(bash "$root/scripts/dp-interference.sh" --cpu --build "$build" --mode zero1 --settings 'default overlap:optimizer overlap:attention' 2 "$dir/zero1") ||
+zero1=$(bash "$root/scripts/dp-interference.sh" --cpu --build "$build" --mode zero1 --settings 'default overlap:optimizer overlap:attention param_gather:forward' 2 "$dir/zero1") ||
   { echo "dp-interference.sh --mode zero1 failed"; echo "$zero1"; exit 1; }
-for setting in default overlap:optimizer overlap:attention; do
+for setting in default overlap:optimizer overlap:attention param_gather:forward; do
   [[ "$(grep "^$setting " <<< "$zero1" | awk '{print NF}')" -eq 8 ]] || { echo "no zero1 line for $setting: $zero1"; exit 1; }
 done
 grep -q '/mode:zero1/' "$dir/zero1/default.json" || { echo "--mode zero1 did not run the zero1 row"; exit 1; }
 grep -q '/overlap:optimizer/ranks:2/mode:zero1' "$dir/zero1/overlap_optimizer.json" || { echo "no zero1 overlap:optimizer row"; exit 1; }
 grep -q '/overlap:attention/ranks:2/mode:zero1' "$dir/zero1/overlap_attention.json" || { echo "no zero1 overlap:attention row"; exit 1; }
+grep -q '/param_gather:forward/ranks:2/mode:zero1' "$dir/zero1/param_gather_forward.json" || { echo "no zero1 param_gather:forward row"; exit 1; }
 bash "$root/scripts/dp-interference.sh" --cpu --build "$build" --settings 'cta_policy:fast' 2 "$dir/bad" > /dev/null 2>&1 &&
   { echo "an unknown CTA policy was accepted"; exit 1; }
-echo "ok: 6 settings and 3 of zero1, buckets $default_buckets -> $larger_buckets"
+echo "ok: 6 settings and 4 of zero1, buckets $default_buckets -> $larger_buckets"
