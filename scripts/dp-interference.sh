@@ -26,7 +26,9 @@
 #                                    updated parameters waited for in the next forward (zero1)
 #   A+B                              levers together, e.g. carveout:16+ctas:16+bucket:50MiB
 # Each setting is one gptbench-run --gpus N of the --mode rows (default ddp); JSON and logs in OUT_DIR.
-#   scripts/dp-interference.sh [--cpu] [--build DIR] [--mode ddp|zero1|fsdp] [--settings 'default ctas:8 bucket:50MiB'] N OUT_DIR
+# --rounds R runs the list R times in turn (LABEL.rK.json), so slow drifts of the GPUs' clocks fall
+# on every setting alike, and the table gives each setting's medians and its range of scaling.
+#   scripts/dp-interference.sh [--cpu] [--build DIR] [--mode ddp|zero1|fsdp] [--rounds R] [--settings 'default ctas:8 bucket:50MiB'] N OUT_DIR
 # --cpu: N CPU ranks over Gloo, GPT-2 tiny, to check the script itself (the NCCL levers are
 # only recorded there).
 set -uo pipefail
@@ -34,12 +36,15 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${GPTBENCH_BUILD_DIR:-$root/build}
 device=cuda
 mode=ddp
+rounds=1
 settings='default ctas:16 ctas:8 ctas:4 cta_policy:efficiency cta_policy:zero bucket:12.5MiB bucket:50MiB bucket:100MiB'
 while [[ $# -gt 0 && "$1" == --* ]]; do
   case "$1" in
     --cpu) device=cpu; shift ;;
     --build) build=${2:?--build DIR}; shift 2 ;;
     --settings) settings=${2:?--settings LIST}; shift 2 ;;
+    --rounds) rounds=${2:?--rounds R}; shift 2
+              [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { echo "dp-interference.sh: '$rounds' is not a round count" >&2; exit 2; } ;;
     --mode) mode=${2:?--mode ddp|zero1|fsdp}; shift 2
             [[ "$mode" =~ ^(ddp|zero1|fsdp)$ ]] || { echo "dp-interference.sh: unknown mode '$mode' (ddp, zero1, fsdp)" >&2; exit 2; } ;;
     *) echo "dp-interference.sh: unknown option $1" >&2; exit 2 ;;
@@ -56,6 +61,7 @@ if [[ "$device" == cuda ]]; then
 else
   flags=(--gptbench_device=cpu)
 fi
+for ((round = 1; round <= rounds; round++)); do
 for setting in $settings; do
   env_args=() extra=()
   IFS=+ read -ra levers <<< "$setting"
@@ -76,10 +82,12 @@ for setting in $settings; do
       *) echo "dp-interference.sh: unknown setting '$lever' (default, ctas:K, bucket:SIZE, proto:P, carveout:K, grad_comm:TYPE, overlap:WHAT, buffers:KIND, param_gather:WHERE, cta_policy:efficiency|zero, joined by +)" >&2; exit 2 ;;
     esac
   done
-  label=${setting//[:.+]/_}
+  label=${setting//[:.+]/_} which=$setting
+  ((rounds > 1)) && label+=.r$round which+="(round $round)"
   env "${env_args[@]}" timeout 300 "$build/gptbench-run" --binary "$build/gptbench" --gpus "$n" --progress never \
     --benchmark-timeout 240 -o "$out/$label.json" --benchmark_filter="^model/train_step_dp/.*/mode:$mode(/|\$)" \
     "${flags[@]}" "${extra[@]}" > "$out/$label.log" 2>&1
-  echo "$setting: exit $?"
+  echo "$which: exit $?"
 done
-python3 "$root/scripts/dp_interference_table.py" --mode "$mode" "$out" $settings
+done
+python3 "$root/scripts/dp_interference_table.py" --mode "$mode" --rounds "$rounds" "$out" $settings

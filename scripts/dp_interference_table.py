@@ -1,13 +1,16 @@
 """The table of scripts/dp-interference.sh: one line per setting, from OUT_DIR/<label>.json.
 
-    python3 scripts/dp_interference_table.py [--mode ddp|zero1|fsdp] OUT_DIR SETTING...
+    python3 scripts/dp_interference_table.py [--mode ddp|zero1|fsdp] [--rounds R] OUT_DIR SETTING...
 
-A setting whose run wrote no row of the mode (default ddp) says why (no file, no row, the row's
+With R > 1 each setting has R runs (<label>.r1.json ...): its line gives the medians over the
+runs that wrote a row, then the range of their scaling efficiency and how many they were.
+A setting whose runs wrote no row of the mode (default ddp) says why (no file, no row, the row's
 error).
 """
 import json
 import os
 import re
+import statistics
 import sys
 
 COLUMNS = ("tokens/s", "scaling_efficiency", "exposed_comm_pct", "step_ms", "backward_ms", "ref_backward_ms", "buckets")
@@ -27,22 +30,37 @@ def row_of(path, mode):
     return rows[0]
 
 
+def median_of(rows, column):
+    values = [r[column] for r in rows if r.get(column) is not None]
+    return statistics.median(values) if values else float("nan")
+
+
 def main(argv):
     args = argv[1:]
-    mode = "ddp"
-    if args[:1] == ["--mode"]:
-        mode, args = args[1], args[2:]
+    mode, rounds = "ddp", 1
+    while args[:1] in (["--mode"], ["--rounds"]):
+        if args[0] == "--mode":
+            mode = args[1]
+        else:
+            rounds = int(args[1])
+        args = args[2:]
     out, settings = args[0], args[1:]
-    print("%-34s %12s %10s %10s %10s %10s %10s %8s" % ("setting", "tokens/s", "scaling", "exposed %", "step ms",
-                                                       "bwd ms", "ref bwd ms", "buckets"))
+    head = "%-34s %12s %10s %10s %10s %10s %10s %8s" % ("setting", "tokens/s", "scaling", "exposed %", "step ms",
+                                                        "bwd ms", "ref bwd ms", "buckets")
+    print(head + ("  scaling range (runs)" if rounds > 1 else ""))
     for setting in settings:
         label = setting.replace(":", "_").replace(".", "_").replace("+", "_")
-        row = row_of(os.path.join(out, label + ".json"), mode)
-        if isinstance(row, str):
-            print("%-34s %s" % (setting, row))
+        files = [label + ".json"] if rounds == 1 else ["%s.r%d.json" % (label, k) for k in range(1, rounds + 1)]
+        found = [row_of(os.path.join(out, f), mode) for f in files]
+        rows = [r for r in found if not isinstance(r, str)]
+        if not rows:
+            print("%-34s %s" % (setting, found[0]))
             continue
-        values = [row.get(c) for c in COLUMNS]
-        print("%-34s %12.0f %10.3f %10.2f %10.2f %10.2f %10.2f %8.0f" % tuple([setting] + [v if v is not None else float("nan") for v in values]))
+        line = "%-34s %12.0f %10.3f %10.2f %10.2f %10.2f %10.2f %8.0f" % tuple([setting] + [median_of(rows, c) for c in COLUMNS])
+        if rounds > 1:
+            scaling = [r["scaling_efficiency"] for r in rows if r.get("scaling_efficiency") is not None]
+            line += "  %.3f-%.3f(%d)" % (min(scaling), max(scaling), len(rows)) if scaling else "  -(%d)" % len(rows)
+        print(line)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@
 # 256 KiB's), alone and joined to another lever with +; --mode zero1 runs the zero1 row; the
 # collectives after the backward (overlap:optimizer) run in both modes, with bf16 means in ddp;
 # so do, in zero1, the collectives held back to the attentions' backwards (overlap:attention)
-# and the all-gathers waited for in the next forward (param_gather:forward).
+# and the all-gathers waited for in the next forward (param_gather:forward); --rounds 2 runs each
+# setting twice in turn and gives its medians and range.
 #   tests/runner/dp_interference_cpu.sh BUILD_DIR WORKDIR
 set -uo pipefail
 build=$1 dir=$2 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -34,6 +35,17 @@ grep -q '/mode:zero1/' "$dir/zero1/default.json" || { echo "--mode zero1 did not
 grep -q '/overlap:optimizer/ranks:2/mode:zero1' "$dir/zero1/overlap_optimizer.json" || { echo "no zero1 overlap:optimizer row"; exit 1; }
 grep -q '/overlap:attention/ranks:2/mode:zero1' "$dir/zero1/overlap_attention.json" || { echo "no zero1 overlap:attention row"; exit 1; }
 grep -q '/param_gather:forward/ranks:2/mode:zero1' "$dir/zero1/param_gather_forward.json" || { echo "no zero1 param_gather:forward row"; exit 1; }
+rounds=$(bash "$root/scripts/dp-interference.sh" --cpu --build "$build" --rounds 2 --settings 'default bucket:512KiB' 2 "$dir/rounds") ||
+  { echo "dp-interference.sh --rounds 2 failed"; echo "$rounds"; exit 1; }
+for setting in default bucket:512KiB; do
+  line=$(grep "^$setting " <<< "$rounds") || { echo "no rounds line for $setting: $rounds"; exit 1; }
+  [[ "$(awk '{print NF}' <<< "$line")" -eq 9 && "$(awk '{print $9}' <<< "$line")" =~ ^[0-9.]+-[0-9.]+\(2\)$ ]] ||
+    { echo "$setting: no medians and range of 2 runs: $line"; exit 1; }
+  label=${setting//[:.+]/_}
+  [[ -s "$dir/rounds/$label.r1.json" && -s "$dir/rounds/$label.r2.json" ]] || { echo "no run files for each round of $setting"; exit 1; }
+done
+bash "$root/scripts/dp-interference.sh" --cpu --build "$build" --rounds 0 2 "$dir/bad" > /dev/null 2>&1 &&
+  { echo "--rounds 0 was accepted"; exit 1; }
 bash "$root/scripts/dp-interference.sh" --cpu --build "$build" --settings 'cta_policy:fast' 2 "$dir/bad" > /dev/null 2>&1 &&
   { echo "an unknown CTA policy was accepted"; exit 1; }
 echo "ok: 6 settings and 4 of zero1, buckets $default_buckets -> $larger_buckets"
