@@ -34,18 +34,20 @@ struct Bf16GradComm::Impl {
   std::vector<at::cuda::CUDAEvent> copied;  // per started bucket: its copy back, on `side`
 #endif
 
-  Impl(c10::Device d, int64_t numel, int64_t shard_numel) : device(d) {
+  Impl(c10::Device d, int64_t numel, int64_t shard_numel, bool side_stream) : device(d) {
     const auto bf16 = at::TensorOptions().device(d).dtype(at::kBFloat16);
     flat16 = at::empty({numel}, bf16);
     if (shard_numel > 0) shard16 = at::empty({shard_numel}, bf16);
 #ifdef GPTBENCH_WITH_CUDA
-    if (d.is_cuda()) side = c10::cuda::getStreamFromPool(/*isHighPriority=*/false, d.index());
+    if (d.is_cuda() && side_stream) side = c10::cuda::getStreamFromPool(/*isHighPriority=*/false, d.index());
+#else
+    (void)side_stream;
 #endif
   }
 };
 
-Bf16GradComm::Bf16GradComm(c10::Device device, int64_t numel, int64_t shard_numel)
-    : impl_(std::make_unique<Impl>(device, numel, shard_numel)) {}
+Bf16GradComm::Bf16GradComm(c10::Device device, int64_t numel, int64_t shard_numel, bool side_stream)
+    : impl_(std::make_unique<Impl>(device, numel, shard_numel, side_stream)) {}
 
 Bf16GradComm::~Bf16GradComm() = default;
 

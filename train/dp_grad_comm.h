@@ -8,10 +8,13 @@
 // The price is bf16 rounding of each rank's gradient and of the sums the collective forms
 // (NCCL's ring rounds after each of its R − 1 additions).
 //
-// On a GPU the cast, the collective's launch and the copy back run on a stream of their own,
-// which waits for the backward's stream where the bucket is complete: none of it sits on the
-// backward's stream, and finish() makes that stream wait for every copy back (finish_one for
-// one bucket's). On the CPU (Gloo, synchronous copies) the copies back are made there.
+// On a GPU, with `side_stream`, the cast, the collective's launch and the copy back run on a
+// stream of their own, which waits for the backward's stream where the bucket is complete: none
+// of it sits on the backward's stream, and finish() makes that stream wait for every copy back
+// (finish_one for one bucket's); those full-grid elementwise kernels then run beside the
+// backward's. Without it (and on the CPU, Gloo) the cast runs on the caller's stream when the
+// bucket is started, and each copy back on the caller's stream in finish_one or finish(), after
+// the collective.
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 #include <c10/util/intrusive_ptr.h>
@@ -30,7 +33,7 @@ class Bf16GradComm {
  public:
   // `numel`: the flat gradient's elements; `shard_numel`: this rank's shard of it (zero1; 0
   // when the buckets are all-reduced).
-  Bf16GradComm(c10::Device device, int64_t numel, int64_t shard_numel);
+  Bf16GradComm(c10::Device device, int64_t numel, int64_t shard_numel, bool side_stream = true);
   ~Bf16GradComm();
   Bf16GradComm(const Bf16GradComm&) = delete;
   Bf16GradComm& operator=(const Bf16GradComm&) = delete;
