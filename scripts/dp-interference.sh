@@ -16,7 +16,8 @@
 #                                    to the collectives they overlap (ops/gemm_carveout.h)
 #   grad_comm:bf16                   --gptbench_dp_grad_comm=bf16: the buckets averaged in bf16,
 #                                    half the bytes (train/dp_grad_comm.h); grad_comm:bf16_inline:
-#                                    the casts on the backward's stream, the copies back after it
+#                                    the casts on the backward's stream, the copies back after it;
+#                                    grad_comm:bf16_direct: cast so, the optimizer reads the means
 #   overlap:optimizer                --gptbench_dp_overlap=optimizer: the collectives after the
 #                                    backward, beside the buckets' optimizer steps (ddp, zero1)
 #   overlap:attention                --gptbench_dp_overlap=attention: each complete bucket launched

@@ -21,6 +21,7 @@ namespace gptbench {
 
 struct Bf16GradComm::Impl {
   c10::Device device;
+  bool copy_back;
   at::Tensor flat16;   // the bf16 copies of the buckets, in the flat gradient's layout
   at::Tensor shard16;  // zero1: the bf16 means of this rank's shard
   struct Copy {  // CPU: a started bucket's mean and where it goes
@@ -34,20 +35,20 @@ struct Bf16GradComm::Impl {
   std::vector<at::cuda::CUDAEvent> copied;  // per started bucket: its copy back, on `side`
 #endif
 
-  Impl(c10::Device d, int64_t numel, int64_t shard_numel, bool side_stream) : device(d) {
+  Impl(c10::Device d, int64_t numel, int64_t shard_numel, Bf16Placement placement)
+      : device(d), copy_back(placement != Bf16Placement::kNoCopyBack) {
     const auto bf16 = at::TensorOptions().device(d).dtype(at::kBFloat16);
     flat16 = at::empty({numel}, bf16);
     if (shard_numel > 0) shard16 = at::empty({shard_numel}, bf16);
 #ifdef GPTBENCH_WITH_CUDA
-    if (d.is_cuda() && side_stream) side = c10::cuda::getStreamFromPool(/*isHighPriority=*/false, d.index());
-#else
-    (void)side_stream;
+    if (d.is_cuda() && placement == Bf16Placement::kSideStream)
+      side = c10::cuda::getStreamFromPool(/*isHighPriority=*/false, d.index());
 #endif
   }
 };
 
-Bf16GradComm::Bf16GradComm(c10::Device device, int64_t numel, int64_t shard_numel, bool side_stream)
-    : impl_(std::make_unique<Impl>(device, numel, shard_numel, side_stream)) {}
+Bf16GradComm::Bf16GradComm(c10::Device device, int64_t numel, int64_t shard_numel, Bf16Placement placement)
+    : impl_(std::make_unique<Impl>(device, numel, shard_numel, placement)) {}
 
 Bf16GradComm::~Bf16GradComm() = default;
 
@@ -79,7 +80,7 @@ c10::intrusive_ptr<c10d::Work> Bf16GradComm::start(c10d::Backend& pg, const at::
   }
 #endif
   auto [work, mean] = launch();
-  m.copies.push_back({work, mean, dest});
+  m.copies.push_back({work, mean, m.copy_back ? dest : at::Tensor()});
   return work;
 }
 
@@ -96,7 +97,7 @@ void Bf16GradComm::finish_one(size_t k) {
   Impl::Copy& c = m.copies[k];
   if (c.done) return;
   wait_work(c.work);
-  c.dest.copy_(c.mean);
+  if (c.dest.defined()) c.dest.copy_(c.mean);
   c.done = true;
 }
 
@@ -112,8 +113,11 @@ void Bf16GradComm::finish() {
   }
 #endif
   for (Impl::Copy& c : m.copies)
-    if (!c.done) c.dest.copy_(c.mean);
+    if (!c.done && c.dest.defined()) c.dest.copy_(c.mean);
   m.copies.clear();
 }
+
+const at::Tensor& Bf16GradComm::means() const { return impl_->flat16; }
+const at::Tensor& Bf16GradComm::shard_means() const { return impl_->shard16; }
 
 }  // namespace gptbench

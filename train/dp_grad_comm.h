@@ -8,13 +8,18 @@
 // The price is bf16 rounding of each rank's gradient and of the sums the collective forms
 // (NCCL's ring rounds after each of its R − 1 additions).
 //
-// On a GPU, with `side_stream`, the cast, the collective's launch and the copy back run on a
-// stream of their own, which waits for the backward's stream where the bucket is complete: none
-// of it sits on the backward's stream, and finish() makes that stream wait for every copy back
-// (finish_one for one bucket's); those full-grid elementwise kernels then run beside the
-// backward's. Without it (and on the CPU, Gloo) the cast runs on the caller's stream when the
-// bucket is started, and each copy back on the caller's stream in finish_one or finish(), after
-// the collective.
+// Where the casts and copies back run (Bf16Placement):
+//   kSideStream  on a GPU, the cast, the collective's launch and the copy back run on a stream
+//                of their own, which waits for the backward's stream where the bucket is
+//                complete: none of it sits on the backward's stream, and finish() makes that
+//                stream wait for every copy back (finish_one for one bucket's); those full-grid
+//                elementwise kernels then run beside the backward's. On the CPU (Gloo): as
+//                kInline.
+//   kInline      the cast runs on the caller's stream when the bucket is started, and each copy
+//                back on the caller's stream in finish_one or finish(), after the collective.
+//   kNoCopyBack  the cast as kInline; the means stay in bf16 (means(), shard_means()), for an
+//                optimizer that reads bf16 gradients: no copy back, and the optimizer reads
+//                2 bytes per gradient rather than 4. The fp32 destinations are left as they were.
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 #include <c10/util/intrusive_ptr.h>
@@ -29,11 +34,13 @@ class Work;
 
 namespace gptbench {
 
+enum class Bf16Placement { kSideStream, kInline, kNoCopyBack };
+
 class Bf16GradComm {
  public:
   // `numel`: the flat gradient's elements; `shard_numel`: this rank's shard of it (zero1; 0
   // when the buckets are all-reduced).
-  Bf16GradComm(c10::Device device, int64_t numel, int64_t shard_numel, bool side_stream = true);
+  Bf16GradComm(c10::Device device, int64_t numel, int64_t shard_numel, Bf16Placement placement);
   ~Bf16GradComm();
   Bf16GradComm(const Bf16GradComm&) = delete;
   Bf16GradComm& operator=(const Bf16GradComm&) = delete;
@@ -52,6 +59,11 @@ class Bf16GradComm {
   // Every started bucket's mean in its fp32 destination for the caller's stream (the CPU: after
   // the caller has waited for every started collective); the next start() is bucket 0 again.
   void finish();
+
+  // The bf16 means in the flat gradient's layout (all-reduce) and of this rank's shard
+  // (reduce-scatter; undefined without one): with kNoCopyBack, where they stay.
+  const at::Tensor& means() const;
+  const at::Tensor& shard_means() const;
 
   struct Impl;
 
