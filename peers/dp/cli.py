@@ -11,7 +11,8 @@ B is the per-GPU batch. Only rank 0 prints and writes --benchmark_out. The numbe
 fixed (as gptbench's family), so --benchmark_min_time, --gptbench_dtypes and --gptbench_full are
 accepted and have no effect; gptbench's other flags are ignored with a note.
 Exit codes: 0 every benchmark reported (skipped ones with their reason), 1 no benchmark matches
-the filter, 2 usage error (under torchrun every rank exits 2 and torchrun reports the failure).
+the filter, 2 usage error (under torchrun the first rank to read the flags exits 2 with the reason in
+its log, and torchrun stops the others and reports the failure).
 """
 import sys
 
