@@ -1,10 +1,11 @@
 #pragma once
-// Gradients averaged over the ranks in bf16 (DpConfig::grad_comm other than kFp32): each bucket of the
-// fp32 flat gradient is divided by the rank count as it is cast to a bf16 copy, summed by the
-// collective on that copy (half the bytes of fp32 over NVLink and through memory; a sum, which
-// NCCL's symmetric kernels take, where ncclAvg is not), and the mean is written back to its fp32
-// destination (unless kNoCopyBack, below): the bucket itself (all-reduce, ddp) or this rank's shard of it (reduce-scatter,
-// zero1). PyTorch DDP's bf16_compress_hook and Megatron's bf16 gradient reduction do the same.
+// Gradients averaged over the ranks in bf16 (DpConfig::grad_comm other than kFp32): each bucket
+// of the fp32 flat gradient is divided by the rank count as it is cast to a bf16 copy, summed by
+// the collective on that copy (half the bytes of fp32 over NVLink and through memory; a sum,
+// which NCCL's symmetric kernels take, where ncclAvg is not), and the mean is written back to its
+// fp32 destination (unless kNoCopyBack, below): the bucket itself (all-reduce, ddp) or this
+// rank's shard of it (reduce-scatter, zero1). PyTorch DDP's bf16_compress_hook and Megatron's
+// bf16 gradient reduction do the same.
 // The price is bf16 rounding of each rank's gradient and of the sums the collective forms
 // (NCCL's ring rounds after each of its R − 1 additions).
 //
