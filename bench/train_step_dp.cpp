@@ -8,11 +8,12 @@
 //          reduce-scattered (train/dp_fsdp.h)
 //   names:    model/train_step_dp/<size>/<precision>/B:<b>/T:<t>/opt:<opt>/attn:sdpa/head:<h>/
 //             blocks:<k>[/ckpt:all][/bucket:<size>][/grad_comm:<type>][/overlap:<what>][/buffers:<kind>]
-//             [/param_gather:<where>][/carveout:<sms>]/ranks:<R>/mode:<ddp|zero1|fsdp>   (B is the
-//             per-GPU batch; bucket, grad_comm, overlap, buffers, param_gather and carveout when
-//             --gptbench_dp_bucket, --gptbench_dp_grad_comm, --gptbench_dp_overlap (ddp and
-//             zero1), --gptbench_dp_buffers, --gptbench_dp_param_gather (zero1),
-//             --gptbench_dp_sm_carveout ask)
+//             [/param_gather:<where>][/param_comm:<type>][/carveout:<sms>]/ranks:<R>/
+//             mode:<ddp|zero1|fsdp>   (B is the per-GPU batch; bucket, grad_comm, overlap,
+//             buffers, param_gather, param_comm and carveout when --gptbench_dp_bucket,
+//             --gptbench_dp_grad_comm, --gptbench_dp_overlap (ddp and zero1),
+//             --gptbench_dp_buffers, --gptbench_dp_param_gather and --gptbench_dp_param_comm
+//             (zero1), --gptbench_dp_sm_carveout ask)
 //   counters: tokens/s (all ranks), tokens_per_s_per_gpu, scaling_efficiency (against the
 //             one-GPU step of the same batch, ref_step_ms), exposed_comm_ms/_pct, phases,
 //             slowest_rank_step_ms, the reference's phases (ref_forward_ms, ref_backward_ms,
@@ -81,6 +82,10 @@ GPTBENCH_FAMILY(train_step_dp, const SuiteInputs& in) {
       if (!in.dp_param_gather.empty() && mode == DpMode::kZero1) {  // the only mode that gathers so
         dc.dp.param_gather = parse_param_gather(in.dp_param_gather);
         dc.param_gather_named = true;
+      }
+      if (!in.dp_param_comm.empty() && mode == DpMode::kZero1) {
+        dc.dp.param_comm = parse_param_comm(in.dp_param_comm);
+        dc.param_comm_named = true;
       }
       CaseSpec spec;
       spec.name = train_step_dp_name(dc);

@@ -4,7 +4,8 @@
 # 256 KiB's), alone and joined to another lever with +; --mode zero1 runs the zero1 row; the
 # collectives after the backward (overlap:optimizer) run in both modes, with bf16 means in ddp;
 # so do, in zero1, the collectives held back to the attentions' backwards (overlap:attention)
-# and the all-gathers waited for in the next forward (param_gather:forward); --rounds 2 runs each
+# the all-gathers waited for in the next forward (param_gather:forward) and made in bf16
+# (param_comm:bf16, with param_gather:forward too); --rounds 2 runs each
 # setting twice in turn and gives its medians and range.
 #   tests/runner/dp_interference_cpu.sh BUILD_DIR WORKDIR
 set -uo pipefail
@@ -26,15 +27,18 @@ grep -q '/bucket:512KiB/' "$dir/bucket_512KiB.json" || { echo "the 512KiB row is
 grep -q '/bucket:512KiB/' "$dir/proto_Simple_bucket_512KiB.json" || { echo "the joined row is not named bucket:512KiB"; exit 1; }
 grep -q '/grad_comm:bf16/overlap:optimizer/' "$dir/overlap_optimizer_grad_comm_bf16.json" ||
   { echo "the overlap:optimizer row is not named so"; exit 1; }
-zero1=$(bash "$root/scripts/dp-interference.sh" --cpu --build "$build" --mode zero1 --settings 'default overlap:optimizer overlap:attention param_gather:forward' 2 "$dir/zero1") ||
+zero1=$(bash "$root/scripts/dp-interference.sh" --cpu --build "$build" --mode zero1 \
+  --settings 'default overlap:optimizer overlap:attention param_gather:forward param_comm:bf16+param_gather:forward' 2 "$dir/zero1") ||
   { echo "dp-interference.sh --mode zero1 failed"; echo "$zero1"; exit 1; }
-for setting in default overlap:optimizer overlap:attention param_gather:forward; do
+for setting in default overlap:optimizer overlap:attention param_gather:forward param_comm:bf16+param_gather:forward; do
   [[ "$(grep "^$setting " <<< "$zero1" | awk '{print NF}')" -eq 8 ]] || { echo "no zero1 line for $setting: $zero1"; exit 1; }
 done
 grep -q '/mode:zero1/' "$dir/zero1/default.json" || { echo "--mode zero1 did not run the zero1 row"; exit 1; }
 grep -q '/overlap:optimizer/ranks:2/mode:zero1' "$dir/zero1/overlap_optimizer.json" || { echo "no zero1 overlap:optimizer row"; exit 1; }
 grep -q '/overlap:attention/ranks:2/mode:zero1' "$dir/zero1/overlap_attention.json" || { echo "no zero1 overlap:attention row"; exit 1; }
 grep -q '/param_gather:forward/ranks:2/mode:zero1' "$dir/zero1/param_gather_forward.json" || { echo "no zero1 param_gather:forward row"; exit 1; }
+grep -q '/param_gather:forward/param_comm:bf16/ranks:2/mode:zero1' "$dir/zero1/param_comm_bf16_param_gather_forward.json" ||
+  { echo "no zero1 param_comm:bf16 row"; exit 1; }
 rounds=$(bash "$root/scripts/dp-interference.sh" --cpu --build "$build" --rounds 2 --settings 'default bucket:512KiB' 2 "$dir/rounds") ||
   { echo "dp-interference.sh --rounds 2 failed"; echo "$rounds"; exit 1; }
 for setting in default bucket:512KiB; do
@@ -48,4 +52,4 @@ bash "$root/scripts/dp-interference.sh" --cpu --build "$build" --rounds 0 2 "$di
   { echo "--rounds 0 was accepted"; exit 1; }
 bash "$root/scripts/dp-interference.sh" --cpu --build "$build" --settings 'cta_policy:fast' 2 "$dir/bad" > /dev/null 2>&1 &&
   { echo "an unknown CTA policy was accepted"; exit 1; }
-echo "ok: 6 settings and 4 of zero1, buckets $default_buckets -> $larger_buckets"
+echo "ok: 6 settings and 5 of zero1, buckets $default_buckets -> $larger_buckets"
