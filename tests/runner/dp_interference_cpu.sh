@@ -3,7 +3,7 @@
 # in the table, the bucket lever took effect (512 KiB buckets: fewer than the CPU default
 # 256 KiB's), alone and joined to another lever with +; --mode zero1 runs the zero1 row; the
 # collectives after the backward (overlap:optimizer) run in both modes, with bf16 means in ddp;
-# so do, in zero1, the collectives held back to the attentions' backwards (overlap:attention)
+# so do, in zero1, the collectives held back to the attentions' backwards (overlap:attention),
 # the all-gathers waited for in the next forward (param_gather:forward) and made in bf16
 # (param_comm:bf16, with param_gather:forward too); --rounds 2 runs each
 # setting twice in turn and gives its medians and range.
