@@ -15,7 +15,8 @@
 //             --gptbench_dp_buffers, --gptbench_dp_param_gather and --gptbench_dp_param_comm
 //             (zero1), --gptbench_dp_sm_carveout ask)
 //   counters: tokens/s (all ranks), tokens_per_s_per_gpu, scaling_efficiency (against the
-//             one-GPU step of the same batch, ref_step_ms), exposed_comm_ms/_pct, phases,
+//             one-GPU step of the same batch, ref_step_ms: the mean over the ranks of each
+//             one's, ref_step_min_rank_ms … ref_step_max_rank_ms), exposed_comm_ms/_pct, phases,
 //             slowest_rank_step_ms, the reference's phases (ref_forward_ms, ref_backward_ms,
 //             ...) and clock (ref_sm_clock_mhz, ref_power_capped_pct) beside the row's,
 //             state_bytes / ref_state_bytes / state_ratio, peak_mem_max_rank_bytes, mfu_pct
@@ -36,6 +37,8 @@ namespace gptbench {
 // (DpCaseOptions::settle_s): long enough for the board's power control, which acts within tens
 // of milliseconds, and for the temperature a step's load brings (seconds).
 constexpr double kDpSettleSeconds = 1.0;
+// Steps timed on a GPU: the row's iterations, and as many for the one-GPU reference.
+constexpr int kDpTimedSteps = 10;
 
 GPTBENCH_FAMILY(train_step_dp, const SuiteInputs& in) {
   const auto opts = train_optimizer_names();
@@ -56,6 +59,7 @@ GPTBENCH_FAMILY(train_step_dp, const SuiteInputs& in) {
         tc.head = LmHead::kFused;
         tc.kernels = BlockKernels::kFused;
         dc.settle_s = kDpSettleSeconds;
+        dc.ref_steps = kDpTimedSteps;
       } else {
         tc.precision = Precision::kFp32;
         dc.warmup_steps = 2;
@@ -90,7 +94,7 @@ GPTBENCH_FAMILY(train_step_dp, const SuiteInputs& in) {
       CaseSpec spec;
       spec.name = train_step_dp_name(dc);
       spec.unit = benchmark::kMillisecond;
-      spec.iterations = in.on_cuda() ? 10 : 3;
+      spec.iterations = in.on_cuda() ? kDpTimedSteps : 3;
       spec.make = [dc, device = in.device] { return make_dp_case(dc, device); };
       register_case(std::move(spec));
     }

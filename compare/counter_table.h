@@ -96,6 +96,8 @@ inline constexpr CounterKind kCounterKinds[] = {
     {"param_ratio", kInfo, "ratio"},
     {"ref_param_bytes", kInfo, "B"},
     {"ref_step_ms", kInfo, "ms"},
+    {"ref_step_min_rank_ms", kInfo, "ms"},
+    {"ref_step_max_rank_ms", kInfo, "ms"},
     {"ref_peak_mem_bytes", kInfo, "B"},
     {"predicted_peak_bytes", kInfo, "B"},
     {"predicted_max_batch", kInfo, "sequences"},

@@ -10,7 +10,8 @@ mode:torch_ddp` pairs them: the peer's whole implementation is its mode token.
 
 Order, as ours: every rank at once times the same stack on a process group of its own (the
 one-GPU step: the same model, batch, optimizer, precision, compilation and wrappers, without
-another rank), median of `ref_steps` steps after `warmup`; then the stack on every rank:
+another rank), mean of `ref_steps` steps after `warmup`, and the mean over the ranks of each
+one's is the reference; then the stack on every rank:
 `warmup` steps (the first compiles: compile_s), the check (the first loss ≈ ln V; after the
 warm-up, every rank holds the same parameters), then per repetition `steps` timed steps, each
 after a barrier, with CUDA events on every rank. A rank's failure is every rank's skipped row."""
@@ -46,7 +47,7 @@ class Plan:
 
 
 def plan_for(o):
-    return Plan(10, 3, 3) if o.cuda else Plan(3, 2, 1)
+    return Plan(10, 3, 10) if o.cuda else Plan(3, 2, 1)
 
 
 def precision(o):
@@ -137,7 +138,7 @@ def reference(spec, cfg, ranks, o, plan):
     timer = RegionTimer(ranks.device)
     for _ in range(plan.warmup):
         timer.time(t.step)
-    seconds = statistics.median(timer.time(t.step) for _ in range(plan.ref_steps))
+    seconds = statistics.fmean(timer.time(t.step) for _ in range(plan.ref_steps))
     return seconds, stacks.state_bytes(t.stack), stacks.parameter_bytes(t.stack)
 
 
@@ -196,7 +197,10 @@ def run_case(spec, ranks, o, peak_bf16, family_index):
         if o.seq > cfg.n_ctx:
             raise SkipCase(f"skipped: T = {o.seq} exceeds the model's context of {cfg.n_ctx}")
         _free(dev)
-        ref_s, ref_state, ref_params = _agreed(ranks, lambda: reference(spec, cfg, ranks, o, plan))
+        own_ref_s, ref_state, ref_params = _agreed(ranks, lambda: reference(spec, cfg, ranks, o, plan))
+        ref_s = ranks.mean(own_ref_s)
+        ref_range = {"ref_step_min_rank_ms": 1e3 * ranks.min(own_ref_s),
+                     "ref_step_max_rank_ms": 1e3 * ranks.max(own_ref_s)}
         _free(dev)
         t = Trainer(spec.stack, cfg, ranks.group, ranks, o, agree=lambda fn: _agreed(ranks, fn))
         timer = RegionTimer(dev)
@@ -215,7 +219,7 @@ def run_case(spec, ranks, o, peak_bf16, family_index):
             if wrong:
                 raise SkipCase("wrong result: " + wrong)
         reps = [_repetition(t, ranks, plan, timer) for _ in range(o.repetitions)]
-        fixed = _fixed_counters(t, ranks, cfg, o, ref_s, ref_state, ref_params, compile_s)
+        fixed = dict(_fixed_counters(t, ranks, cfg, o, ref_s, ref_state, ref_params, compile_s), **ref_range)
         rows = []
         for rep, (step_s, slowest_s, cpu, peak, peak_max) in enumerate(reps):
             k = dict(fixed, **_rate_counters(step_s, slowest_s, ref_s, ranks.world, cfg, o, peak_bf16),

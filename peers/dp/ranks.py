@@ -1,8 +1,8 @@
 """The ranks of a run, as fixtures/dist.* has them: torchrun's variables (RANK, WORLD_SIZE,
 LOCAL_RANK, MASTER_ADDR, MASTER_PORT; also what gptbench-run --ranks sets), else rank 0 of 1 on
 a store of its own. One c10d process group: NCCL on GPUs (rank r on GPU LOCAL_RANK), Gloo on
-the CPU; the collectives every rank makes to stay in step (barrier, max over ranks, an error
-agreed on)."""
+the CPU; the collectives every rank makes to stay in step (barrier, max, min and mean over ranks, an
+error agreed on)."""
 import os
 from dataclasses import dataclass
 from datetime import timedelta
@@ -93,6 +93,11 @@ class Ranks:
 
     def min(self, v):
         return -self.max(-v)
+
+    def mean(self, v):
+        t = self._scalar(v)
+        dist.all_reduce(t)
+        return t.item() / self.world
 
     def agree_error(self, error):
         """Every rank's error message ("" for none) -> the first failing rank's, on every rank,

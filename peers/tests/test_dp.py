@@ -123,6 +123,9 @@ class Check(unittest.TestCase):
         self.assertEqual(self.ranks.agree_error(""), "")
         self.assertEqual(self.ranks.agree_error("skipped: out of memory"), "skipped: out of memory")
 
+    def test_one_rank_is_its_own_mean_min_and_max(self):
+        self.assertEqual((self.ranks.mean(2.5), self.ranks.min(2.5), self.ranks.max(2.5)), (2.5, 2.5, 2.5))
+
     def _row(self, stack, argv=()):
         o = opts.parse(CPU + ["--gptbench_compile_backend=eager", *argv], cuda_available=False)
         spec = next(s for s in self.case.specs(o, 1) if s.stack == stack)

@@ -74,6 +74,10 @@ class TwoRanks(unittest.TestCase):
                 self.assertAlmostEqual(r["tokens/s"], 2 * tokens / step, delta=1e-9 * r["tokens/s"])
                 self.assertAlmostEqual(r["tokens_per_s_per_gpu"], r["tokens/s"] / 2)
                 self.assertAlmostEqual(r["scaling_efficiency"], r["ref_step_ms"] / r["step_ms"])
+                # the reference: the mean of the two ranks' own, halfway between them
+                lo, hi = r["ref_step_min_rank_ms"], r["ref_step_max_rank_ms"]
+                self.assertTrue(0 < lo <= hi)
+                self.assertAlmostEqual(r["ref_step_ms"], (lo + hi) / 2, delta=1e-9 * hi)
                 self.assertTrue(r["scaling_efficiency"] > 0 and math.isfinite(r["scaling_efficiency"]))
                 self.assertGreater(r["compile_s"], 0)
                 self.assertNotIn("peak_mem_max_rank_bytes", r)  # the CPU has no allocator peak

@@ -39,7 +39,8 @@ TEST(CounterDirection, DeclaredDirectionWinsOverTheName) {
     EXPECT_EQ(counter_direction(name), Direction::kLowerIsBetter) << name;
   // Settings and predictions describe the case: "bytes" in the name does not make them costs.
   for (const char* name : {"memory_limit_bytes", "predicted_peak_bytes", "ref_state_bytes", "pred_error_pct",
-                           "ref_sm_clock_mhz", "ref_backward_ms", "enqueue_us", "peer_enqueue_us"})
+                           "ref_sm_clock_mhz", "ref_backward_ms", "ref_step_max_rank_ms", "enqueue_us",
+                           "peer_enqueue_us"})
     EXPECT_EQ(counter_direction(name), Direction::kInformational) << name;
 }
 

@@ -168,6 +168,14 @@ TEST_F(RealRanks, DataParallelStepOnTwoRanks) {
     EXPECT_GT(counter(b, "scaling_efficiency"), 0) << b.name;
     EXPECT_GE(counter(b, "exposed_comm_ms"), 0) << b.name;
     EXPECT_GE(counter(b, "slowest_rank_step_ms"), counter(b, "step_ms") * 0.5) << b.name;
+    // The one-GPU reference is the mean of the two ranks' own: halfway between the two.
+    const double lo = counter(b, "ref_step_min_rank_ms"), hi = counter(b, "ref_step_max_rank_ms");
+    EXPECT_GT(lo, 0) << b.name;
+    EXPECT_LE(lo, hi) << b.name;
+    EXPECT_NEAR(counter(b, "ref_step_ms"), (lo + hi) / 2, 1e-9 * hi) << b.name;
+    EXPECT_NEAR(counter(b, "scaling_efficiency"), counter(b, "ref_step_ms") / counter(b, "step_ms"),
+                1e-9 * counter(b, "scaling_efficiency"))
+        << b.name;
     if (b.name.find("mode:zero1") != std::string::npos) {
       EXPECT_NEAR(counter(b, "state_ratio"), 0.5, 0.05) << b.name;
     } else if (b.name.find("mode:fsdp") != std::string::npos) {
