@@ -1,8 +1,8 @@
 """The ranks of a run, as fixtures/dist.* has them: torchrun's variables (RANK, WORLD_SIZE,
 LOCAL_RANK, MASTER_ADDR, MASTER_PORT; also what gptbench-run --ranks sets), else rank 0 of 1 on
 a store of its own. One c10d process group: NCCL on GPUs (rank r on GPU LOCAL_RANK), Gloo on
-the CPU; the collectives every rank makes to stay in step (barrier, max, min and mean over ranks, an
-error agreed on)."""
+the CPU; the collectives every rank makes to stay in step (barrier, max, min and mean over
+ranks, an error agreed on)."""
 import os
 from dataclasses import dataclass
 from datetime import timedelta
