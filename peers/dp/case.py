@@ -10,11 +10,11 @@ mode:torch_ddp` pairs them: the peer's whole implementation is its mode token.
 
 Order, as ours: every rank at once times the same stack on a process group of its own (the
 one-GPU step: the same model, batch, optimizer, precision, compilation and wrappers, without
-another rank), mean of `ref_steps` steps after `warmup`, and the mean over the ranks of each
-one's is the reference; then the stack on every rank:
-`warmup` steps (the first compiles: compile_s), the check (the first loss ≈ ln V; after the
-warm-up, every rank holds the same parameters), then per repetition `steps` timed steps, each
-after a barrier, with CUDA events on every rank. A rank's failure is every rank's skipped row."""
+another rank), mean of `ref_steps` steps after `warmup` and the settling (`settle_s` of untimed
+steps), and the mean over the ranks of each one's is the reference; then the stack on every
+rank: `warmup` steps (the first compiles: compile_s), the check (the first loss ≈ ln V; after
+the warm-up, every rank holds the same parameters), the settling, then per repetition `steps`
+timed steps, each after a barrier, with CUDA events on every rank. A rank's failure is every rank's skipped row."""
 import gc
 import math
 import statistics
@@ -35,6 +35,7 @@ from peers.timer import RegionTimer
 FAMILY = ("model", "train_step_dp")
 LOSS_TOLERANCE = 0.5     # |first loss - ln V|, as train/dp_case.cpp
 CHECKSUM_TOLERANCE = 1e-9
+SETTLE_S = 1.0           # kDpSettleSeconds, bench/train_step_dp.cpp
 
 
 @dataclass(frozen=True)
@@ -44,10 +45,24 @@ class Plan:
     steps: int       # timed per repetition
     warmup: int
     ref_steps: int
+    settle_s: float = 0.0  # then untimed steps adding up to this long, before each side is timed
 
 
 def plan_for(o):
-    return Plan(10, 3, 10) if o.cuda else Plan(3, 2, 1)
+    return Plan(10, 3, 10, SETTLE_S) if o.cuda else Plan(3, 2, 1)
+
+
+def settle(step_s, seconds, agreed_max=None):
+    """Untimed steps (`step_s()` makes one and returns its seconds) until their times add up to
+    `seconds`, as ours' settle (train/dp_case.cpp): each side timed at the clock a power-capped
+    GPU holds under sustained load, and the stack's first-use costs (the collection of what the
+    compilation left) behind it. With `agreed_max` (the max over the ranks), every rank makes the
+    same number of steps."""
+    if not seconds > 0:
+        return
+    done = 0.0
+    while (agreed_max(done) if agreed_max else done) < seconds:
+        done += step_s()
 
 
 def precision(o):
@@ -138,6 +153,7 @@ def reference(spec, cfg, ranks, o, plan):
     timer = RegionTimer(ranks.device)
     for _ in range(plan.warmup):
         timer.time(t.step)
+    settle(lambda: timer.time(t.step), plan.settle_s)  # no collectives: each rank on its own
     seconds = statistics.fmean(timer.time(t.step) for _ in range(plan.ref_steps))
     return seconds, stacks.state_bytes(t.stack), stacks.parameter_bytes(t.stack)
 
@@ -218,6 +234,7 @@ def run_case(spec, ranks, o, peak_bf16, family_index):
             wrong = check(first_loss, t.stack, cfg, ranks)
             if wrong:
                 raise SkipCase("wrong result: " + wrong)
+        settle(lambda: timer.time(t.step), plan.settle_s, ranks.max)
         reps = [_repetition(t, ranks, plan, timer) for _ in range(o.repetitions)]
         fixed = dict(_fixed_counters(t, ranks, cfg, o, ref_s, ref_state, ref_params, compile_s), **ref_range)
         rows = []

@@ -84,6 +84,39 @@ class RankVariables(unittest.TestCase):
         self.assertEqual(rank_env({"RANK": "1", "WORLD_SIZE": "2"}).local_rank, 1)
 
 
+class Settle(unittest.TestCase):
+    """Untimed steps before each side is timed, as ours' settle_s."""
+
+    def setUp(self):
+        from peers.dp import case
+        self.case, self.steps = case, 0
+
+    def step(self):
+        self.steps += 1
+        return 0.3
+
+    def test_steps_until_their_times_add_up(self):
+        self.case.settle(self.step, 1.0)
+        self.assertEqual(self.steps, 4)  # 0.3, 0.6, 0.9, 1.2
+
+    def test_the_ranks_agree_on_the_largest_sum(self):
+        seen = []
+
+        def agreed_max(v):  # another rank has 0.5 more already
+            seen.append(v)
+            return v + 0.5
+        self.case.settle(self.step, 1.0, agreed_max)
+        self.assertEqual(self.steps, 2)
+        self.assertEqual(len(seen), 3)  # one agreement per step, and the last that stops them
+
+    def test_none_on_the_cpu_plan(self):
+        self.case.settle(self.step, 0.0, agreed_max=lambda v: self.fail("no collective for none"))
+        self.assertEqual(self.steps, 0)
+        cuda = opts.parse([], cuda_available=True)
+        self.assertEqual(self.case.plan_for(cuda).settle_s, self.case.SETTLE_S)
+        self.assertEqual(self.case.plan_for(opts.parse(CPU, cuda_available=False)).settle_s, 0.0)
+
+
 class Check(unittest.TestCase):
     """The check before timing, on a real one-rank Gloo group and a real stack."""
 
