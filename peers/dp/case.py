@@ -14,7 +14,8 @@ another rank), mean of `ref_steps` steps after `warmup` and the settling (`settl
 steps), and the mean over the ranks of each one's is the reference; then the stack on every
 rank: `warmup` steps (the first compiles: compile_s), the check (the first loss ≈ ln V; after
 the warm-up, every rank holds the same parameters), the settling, then per repetition `steps`
-timed steps, each after a barrier, with CUDA events on every rank. A rank's failure is every rank's skipped row."""
+timed steps, each after a barrier, with CUDA events on every rank. A rank's failure is every
+rank's skipped row."""
 import gc
 import math
 import statistics
