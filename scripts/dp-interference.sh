@@ -10,6 +10,9 @@
 #   cta_policy:efficiency|zero       NCCL_CTA_POLICY=1|2 (NCCL 2.27+): the fewest CTAs that keep the
 #                                    collective fast, or none where the copy engines can serve it
 #                                    (window-registered buffers; elsewhere NCCL falls back to CTAs)
+#   stream:high                      TORCH_NCCL_HIGH_PRIORITY=1: the process group's NCCL streams at
+#                                    the GPU's highest priority, so a collective's CTAs are placed
+#                                    before the pending blocks of the kernels it overlaps
 #   proto:P                          NCCL_PROTO=P (Simple, LL128, LL): the protocol NCCL's collectives
 #                                    use instead of its own choice
 #   carveout:K                       --gptbench_dp_sm_carveout=K: the backward's GEMMs leave K SMs
@@ -84,7 +87,8 @@ for setting in $settings; do
       proto:*) env_args+=(NCCL_PROTO="${lever#proto:}") ;;
       cta_policy:efficiency) env_args+=(NCCL_CTA_POLICY=1) ;;
       cta_policy:zero) env_args+=(NCCL_CTA_POLICY=2) ;;
-      *) echo "dp-interference.sh: unknown setting '$lever' (default, ctas:K, bucket:SIZE, proto:P, carveout:K, grad_comm:TYPE, overlap:WHAT, buffers:KIND, param_gather:WHERE, param_comm:TYPE, cta_policy:efficiency|zero, joined by +)" >&2; exit 2 ;;
+      stream:high) env_args+=(TORCH_NCCL_HIGH_PRIORITY=1) ;;
+      *) echo "dp-interference.sh: unknown setting '$lever' (default, ctas:K, bucket:SIZE, proto:P, carveout:K, grad_comm:TYPE, overlap:WHAT, buffers:KIND, param_gather:WHERE, param_comm:TYPE, cta_policy:efficiency|zero, stream:high, joined by +)" >&2; exit 2 ;;
     esac
   done
   label=${setting//[:.+]/_} which=$setting

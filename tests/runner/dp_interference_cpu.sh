@@ -11,10 +11,10 @@
 set -uo pipefail
 build=$1 dir=$2 root=$(cd "$(dirname "$0")/../.." && pwd)
 rm -rf "$dir" && mkdir -p "$dir"
-table=$(bash "$root/scripts/dp-interference.sh" --cpu --build "$build" --settings 'default ctas:2 cta_policy:efficiency bucket:512KiB proto:Simple+bucket:512KiB overlap:optimizer+grad_comm:bf16' 2 "$dir") ||
+table=$(bash "$root/scripts/dp-interference.sh" --cpu --build "$build" --settings 'default ctas:2 cta_policy:efficiency stream:high bucket:512KiB proto:Simple+bucket:512KiB overlap:optimizer+grad_comm:bf16' 2 "$dir") ||
   { echo "dp-interference.sh failed"; echo "$table"; exit 1; }
 echo "$table"
-for setting in default ctas:2 cta_policy:efficiency bucket:512KiB proto:Simple+bucket:512KiB overlap:optimizer+grad_comm:bf16; do
+for setting in default ctas:2 cta_policy:efficiency stream:high bucket:512KiB proto:Simple+bucket:512KiB overlap:optimizer+grad_comm:bf16; do
   line=$(grep "^$setting " <<< "$table") || { echo "no line for $setting"; exit 1; }
   [[ "$(awk '{print NF}' <<< "$line")" -eq 8 && "$line" =~ [0-9] ]] || { echo "$setting has no numbers: $line"; exit 1; }
 done
@@ -52,4 +52,4 @@ bash "$root/scripts/dp-interference.sh" --cpu --build "$build" --rounds 0 2 "$di
   { echo "--rounds 0 was accepted"; exit 1; }
 bash "$root/scripts/dp-interference.sh" --cpu --build "$build" --settings 'cta_policy:fast' 2 "$dir/bad" > /dev/null 2>&1 &&
   { echo "an unknown CTA policy was accepted"; exit 1; }
-echo "ok: 6 settings and 5 of zero1, buckets $default_buckets -> $larger_buckets"
+echo "ok: 7 settings and 5 of zero1, buckets $default_buckets -> $larger_buckets"
