@@ -8,12 +8,13 @@
 //          reduce-scattered (train/dp_fsdp.h)
 //   names:    model/train_step_dp/<size>/<precision>/B:<b>/T:<t>/opt:<opt>/attn:sdpa/head:<h>/
 //             blocks:<k>[/ckpt:all][/bucket:<size>][/grad_comm:<type>][/overlap:<what>][/buffers:<kind>]
-//             [/param_gather:<where>][/param_comm:<type>][/carveout:<sms>]/ranks:<R>/
-//             mode:<ddp|zero1|fsdp>   (B is the per-GPU batch; bucket, grad_comm, overlap,
-//             buffers, param_gather, param_comm and carveout when --gptbench_dp_bucket,
-//             --gptbench_dp_grad_comm, --gptbench_dp_overlap (ddp and zero1),
-//             --gptbench_dp_buffers, --gptbench_dp_param_gather and --gptbench_dp_param_comm
-//             (zero1), --gptbench_dp_sm_carveout ask)
+//             [/param_gather:<where>][/param_comm:<type>][/update:<where>][/carveout:<sms>]/
+//             ranks:<R>/mode:<ddp|zero1|fsdp>   (B is the per-GPU batch; bucket, grad_comm,
+//             overlap, buffers, param_gather, param_comm, update and carveout when
+//             --gptbench_dp_bucket, --gptbench_dp_grad_comm, --gptbench_dp_overlap (ddp and
+//             zero1; forward: ddp), --gptbench_dp_buffers, --gptbench_dp_param_gather and
+//             --gptbench_dp_param_comm (zero1), --gptbench_dp_update (ddp),
+//             --gptbench_dp_sm_carveout ask)
 //   counters: tokens/s (all ranks), tokens_per_s_per_gpu, scaling_efficiency (against the
 //             one-GPU step of the same batch, ref_step_ms: the mean over the ranks of each
 //             one's, ref_step_min_rank_ms … ref_step_max_rank_ms), exposed_comm_ms/_pct, phases,
@@ -75,7 +76,9 @@ GPTBENCH_FAMILY(train_step_dp, const SuiteInputs& in) {
         dc.dp.grad_comm = parse_grad_comm(in.dp_grad_comm);
         dc.grad_comm_named = true;
       }
-      if (!in.dp_overlap.empty() && mode != DpMode::kFsdp) {  // fsdp overlaps its backward
+      // fsdp overlaps its backward; only ddp's all-reduces can wait for the next forward
+      if (!in.dp_overlap.empty() && mode != DpMode::kFsdp &&
+          (mode == DpMode::kDdp || parse_comm_overlap(in.dp_overlap) != CommOverlap::kForward)) {
         dc.dp.overlap = parse_comm_overlap(in.dp_overlap);
         dc.overlap_named = true;
       }
@@ -90,6 +93,10 @@ GPTBENCH_FAMILY(train_step_dp, const SuiteInputs& in) {
       if (!in.dp_param_comm.empty() && mode == DpMode::kZero1) {
         dc.dp.param_comm = parse_param_comm(in.dp_param_comm);
         dc.param_comm_named = true;
+      }
+      if (!in.dp_update.empty() && mode == DpMode::kDdp) {
+        dc.dp.update = parse_ddp_update(in.dp_update);
+        dc.update_named = true;
       }
       CaseSpec spec;
       spec.name = train_step_dp_name(dc);

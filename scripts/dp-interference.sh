@@ -31,6 +31,10 @@
 #                                    updated parameters waited for in the next forward (zero1)
 #   param_comm:bf16                  --gptbench_dp_param_comm=bf16: zero1's all-gathers of the
 #                                    updated parameters in bf16, half the bytes (zero1)
+#   update:forward                   --gptbench_dp_update=forward: ddp's means waited for, and its
+#                                    buckets' optimizer steps run, in the next forward (ddp);
+#                                    with overlap:forward its all-reduces launched after the
+#                                    backward, beside that forward
 #   A+B                              levers together, e.g. carveout:16+ctas:16+bucket:50MiB
 # Each setting is one gptbench-run --gpus N of the --mode rows (default ddp); JSON and logs in OUT_DIR.
 # --rounds R runs the list R times in turn (LABEL.rK.json), so slow drifts of the GPUs' clocks fall
@@ -84,11 +88,12 @@ for setting in $settings; do
       buffers:*) extra+=(--gptbench_dp_buffers="${lever#buffers:}") ;;
       param_gather:*) extra+=(--gptbench_dp_param_gather="${lever#param_gather:}") ;;
       param_comm:*) extra+=(--gptbench_dp_param_comm="${lever#param_comm:}") ;;
+      update:*) extra+=(--gptbench_dp_update="${lever#update:}") ;;
       proto:*) env_args+=(NCCL_PROTO="${lever#proto:}") ;;
       cta_policy:efficiency) env_args+=(NCCL_CTA_POLICY=1) ;;
       cta_policy:zero) env_args+=(NCCL_CTA_POLICY=2) ;;
       stream:high) env_args+=(TORCH_NCCL_HIGH_PRIORITY=1) ;;
-      *) echo "dp-interference.sh: unknown setting '$lever' (default, ctas:K, bucket:SIZE, proto:P, carveout:K, grad_comm:TYPE, overlap:WHAT, buffers:KIND, param_gather:WHERE, param_comm:TYPE, cta_policy:efficiency|zero, stream:high, joined by +)" >&2; exit 2 ;;
+      *) echo "dp-interference.sh: unknown setting '$lever' (default, ctas:K, bucket:SIZE, proto:P, carveout:K, grad_comm:TYPE, overlap:WHAT, buffers:KIND, param_gather:WHERE, param_comm:TYPE, update:WHERE, cta_policy:efficiency|zero, stream:high, joined by +)" >&2; exit 2 ;;
     esac
   done
   label=${setting//[:.+]/_} which=$setting

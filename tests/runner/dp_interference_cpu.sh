@@ -5,7 +5,9 @@
 # collectives after the backward (overlap:optimizer) run in both modes, with bf16 means in ddp;
 # so do, in zero1, the collectives held back to the attentions' backwards (overlap:attention),
 # the all-gathers waited for in the next forward (param_gather:forward) and made in bf16
-# (param_comm:bf16, with param_gather:forward too); --rounds 2 runs each
+# (param_comm:bf16, with param_gather:forward too); ddp with its updates in the next forward
+# (update:forward), its all-reduces in the backward or after it (overlap:forward), with bf16
+# means read by the optimizer too; --rounds 2 runs each
 # setting twice in turn and gives its medians and range.
 #   tests/runner/dp_interference_cpu.sh BUILD_DIR WORKDIR
 set -uo pipefail
@@ -39,6 +41,17 @@ grep -q '/overlap:attention/ranks:2/mode:zero1' "$dir/zero1/overlap_attention.js
 grep -q '/param_gather:forward/ranks:2/mode:zero1' "$dir/zero1/param_gather_forward.json" || { echo "no zero1 param_gather:forward row"; exit 1; }
 grep -q '/param_gather:forward/param_comm:bf16/ranks:2/mode:zero1' "$dir/zero1/param_comm_bf16_param_gather_forward.json" ||
   { echo "no zero1 param_comm:bf16 row"; exit 1; }
+forward=$(bash "$root/scripts/dp-interference.sh" --cpu --build "$build" \
+  --settings 'update:forward update:forward+overlap:forward update:forward+overlap:forward+grad_comm:bf16_direct' 2 "$dir/forward") ||
+  { echo "dp-interference.sh with update:forward failed"; echo "$forward"; exit 1; }
+for setting in update:forward update:forward+overlap:forward update:forward+overlap:forward+grad_comm:bf16_direct; do
+  [[ "$(grep "^$setting " <<< "$forward" | awk '{print NF}')" -eq 8 ]] || { echo "no line for $setting: $forward"; exit 1; }
+done
+grep -q '/update:forward/ranks:2/mode:ddp' "$dir/forward/update_forward.json" || { echo "no ddp update:forward row"; exit 1; }
+grep -q '/overlap:forward/update:forward/ranks:2/mode:ddp' "$dir/forward/update_forward_overlap_forward.json" ||
+  { echo "no ddp overlap:forward row"; exit 1; }
+grep -q '/grad_comm:bf16_direct/overlap:forward/update:forward/ranks:2/mode:ddp' \
+  "$dir/forward/update_forward_overlap_forward_grad_comm_bf16_direct.json" || { echo "no ddp bf16_direct overlap:forward row"; exit 1; }
 rounds=$(bash "$root/scripts/dp-interference.sh" --cpu --build "$build" --rounds 2 --settings 'default bucket:512KiB' 2 "$dir/rounds") ||
   { echo "dp-interference.sh --rounds 2 failed"; echo "$rounds"; exit 1; }
 for setting in default bucket:512KiB; do
@@ -52,4 +65,4 @@ bash "$root/scripts/dp-interference.sh" --cpu --build "$build" --rounds 0 2 "$di
   { echo "--rounds 0 was accepted"; exit 1; }
 bash "$root/scripts/dp-interference.sh" --cpu --build "$build" --settings 'cta_policy:fast' 2 "$dir/bad" > /dev/null 2>&1 &&
   { echo "an unknown CTA policy was accepted"; exit 1; }
-echo "ok: 7 settings and 5 of zero1, buckets $default_buckets -> $larger_buckets"
+echo "ok: 7 settings, 3 of ddp's updates in the forward and 5 of zero1, buckets $default_buckets -> $larger_buckets"
