@@ -46,7 +46,9 @@ TEST(Fp8LinearRegistration, ListedAndSkippedWithTheReasonOnTheCpu) {
   EXPECT_EQ(count_prefix(cpu, "linear/"), 32u);
   expect_cpu_skips(before, "linear/", [](const CaseSpec& spec) {
     EXPECT_TRUE(spec.needs_cuda_kernels) << spec.name;  // skipped before anything is built
-    if (!global_options().on_cuda()) EXPECT_NE(unavailable_reason(spec), "") << spec.name;
+    if (!global_options().on_cuda()) {
+      EXPECT_NE(unavailable_reason(spec), "") << spec.name;
+    }
   });  // and the case itself refuses the CPU, saying why
 }
 
