@@ -77,10 +77,12 @@ GPTBENCH_FAMILY(train_step_dp, const SuiteInputs& in) {
         dc.grad_comm_named = true;
       }
       // fsdp overlaps its backward; only ddp's all-reduces can wait for the next forward
-      if (!in.dp_overlap.empty() && mode != DpMode::kFsdp &&
-          (mode == DpMode::kDdp || parse_comm_overlap(in.dp_overlap) != CommOverlap::kForward)) {
-        dc.dp.overlap = parse_comm_overlap(in.dp_overlap);
-        dc.overlap_named = true;
+      if (!in.dp_overlap.empty() && mode != DpMode::kFsdp) {
+        const CommOverlap overlap = parse_comm_overlap(in.dp_overlap);
+        if (mode == DpMode::kDdp || overlap != CommOverlap::kForward) {
+          dc.dp.overlap = overlap;
+          dc.overlap_named = true;
+        }
       }
       if (!in.dp_buffers.empty()) {
         dc.dp.buffers = parse_dp_buffers(in.dp_buffers);
