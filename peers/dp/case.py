@@ -190,8 +190,9 @@ def _agreed(ranks, fn):
 
 
 def _repetition(t, ranks, plan, timer):
-    """Rank 0's mean step, the mean of each step's slowest rank, CPU seconds per step, the
-    allocator peak of rank 0 and of the fullest rank (-1 on the CPU)."""
+    """The group's step (the slowest rank's mean, as train/dp_case.cpp's), the mean of each
+    step's slowest rank, CPU seconds per step, the allocator peak of rank 0 and of the fullest
+    rank (-1 on the CPU), the fastest rank's mean step."""
     cuda = ranks.device.type == "cuda"
     if cuda:
         torch.cuda.reset_peak_memory_stats(ranks.device)
@@ -203,7 +204,8 @@ def _repetition(t, ranks, plan, timer):
         slowest.append(ranks.max(s))
     cpu = (time.process_time() - cpu0) / plan.steps
     peak = torch.cuda.max_memory_allocated(ranks.device) if cuda else -1
-    return statistics.fmean(own), statistics.fmean(slowest), cpu, peak, ranks.max(peak)
+    mean = statistics.fmean(own)
+    return ranks.max(mean), statistics.fmean(slowest), cpu, peak, ranks.max(peak), ranks.min(mean)
 
 
 def run_case(spec, ranks, o, peak_bf16, family_index):
@@ -239,9 +241,10 @@ def run_case(spec, ranks, o, peak_bf16, family_index):
         reps = [_repetition(t, ranks, plan, timer) for _ in range(o.repetitions)]
         fixed = dict(_fixed_counters(t, ranks, cfg, o, ref_s, ref_state, ref_params, compile_s), **ref_range)
         rows = []
-        for rep, (step_s, slowest_s, cpu, peak, peak_max) in enumerate(reps):
+        for rep, (step_s, slowest_s, cpu, peak, peak_max, fastest_s) in enumerate(reps):
             k = dict(fixed, **_rate_counters(step_s, slowest_s, ref_s, ranks.world, cfg, o, peak_bf16),
-                     steps_measured=float(plan.steps))
+                     steps_measured=float(plan.steps), step_max_rank_ms=1e3 * step_s,
+                     step_min_rank_ms=1e3 * fastest_s)
             if peak >= 0:
                 k.update(peak_mem_bytes=float(peak), peak_mem_max_rank_bytes=float(peak_max))
             rows.append(gb_json.iteration_row(base, family_index, rep, o.repetitions, plan.steps,
@@ -268,7 +271,8 @@ def _fixed_counters(t, ranks, cfg, o, ref_s, ref_state, ref_params, compile_s):
 
 
 def _rate_counters(step_s, slowest_s, ref_s, world, cfg, o, peak_bf16):
-    """As train/dp_case.cpp's: from rank 0's step, with the slowest rank's beside it."""
+    """As train/dp_case.cpp's: from the group's step, with the mean of each step's slowest rank
+    beside it."""
     tokens = o.batch * o.seq
     flops = model_flops_per_token(param_count(cfg), cfg, o.seq) * tokens  # per GPU and step
     return {"step_ms": 1e3 * step_s, "slowest_rank_step_ms": 1e3 * slowest_s,

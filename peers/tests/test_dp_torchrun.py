@@ -71,6 +71,9 @@ class TwoRanks(unittest.TestCase):
                 self.assertGreater(step, 0)
                 self.assertAlmostEqual(r["real_time"], r["step_ms"] * 1e3, delta=1e-6 * r["real_time"])
                 self.assertGreaterEqual(r["slowest_rank_step_ms"], r["step_ms"] * (1 - 1e-12))
+                # the group's step is its slowest rank's mean
+                self.assertEqual(r["step_max_rank_ms"], r["step_ms"])
+                self.assertTrue(0 < r["step_min_rank_ms"] <= r["step_max_rank_ms"])
                 self.assertAlmostEqual(r["tokens/s"], 2 * tokens / step, delta=1e-9 * r["tokens/s"])
                 self.assertAlmostEqual(r["tokens_per_s_per_gpu"], r["tokens/s"] / 2)
                 self.assertAlmostEqual(r["scaling_efficiency"], r["ref_step_ms"] / r["step_ms"])
