@@ -2,7 +2,8 @@
 # Why data-parallel steps scale below 1 with little exposed communication: the ddp training step
 # of GPT-2 medium (T = 1024, 16 sequences per GPU, bf16) on N GPUs under each lever that trades
 # NCCL's share of the SMs or its overlap with the backward against the step's speed, then a
-# table of tokens/s, scaling efficiency and exposed communication per setting
+# table of tokens/s, scaling efficiency, exposed communication and SM clock (over the
+# reference's) per setting
 # (docs/multigpu.md, "Interference"). Levers:
 #   default                          NCCL's own choice, 25 MiB buckets
 #   ctas:K                           NCCL_MIN_CTAS=NCCL_MAX_CTAS=K: at most K SMs for a collective

@@ -8,7 +8,8 @@
 # (param_comm:bf16, with param_gather:forward too); ddp with its updates in the next forward
 # (update:forward), its all-reduces in the backward or after it (overlap:forward), with bf16
 # means read by the optimizer too; --rounds 2 runs each
-# setting twice in turn and gives its medians and range.
+# setting twice in turn and gives its medians and range; the clock column reads "-" on the CPU
+# and, on rows that carry clocks, the median of row ÷ reference.
 #   tests/runner/dp_interference_cpu.sh BUILD_DIR WORKDIR
 set -uo pipefail
 build=$1 dir=$2 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -18,7 +19,7 @@ table=$(bash "$root/scripts/dp-interference.sh" --cpu --build "$build" --setting
 echo "$table"
 for setting in default ctas:2 cta_policy:efficiency stream:high bucket:512KiB proto:Simple+bucket:512KiB overlap:optimizer+grad_comm:bf16; do
   line=$(grep "^$setting " <<< "$table") || { echo "no line for $setting"; exit 1; }
-  [[ "$(awk '{print NF}' <<< "$line")" -eq 8 && "$line" =~ [0-9] ]] || { echo "$setting has no numbers: $line"; exit 1; }
+  [[ "$(awk '{print NF}' <<< "$line")" -eq 9 && "$line" =~ [0-9] && "$(awk '{print $9}' <<< "$line")" == - ]] || { echo "$setting has no numbers: $line"; exit 1; }
 done
 default_buckets=$(awk '$1 == "default" {print $8}' <<< "$table")
 larger_buckets=$(awk '$1 == "bucket:512KiB" {print $8}' <<< "$table")
@@ -33,7 +34,7 @@ zero1=$(bash "$root/scripts/dp-interference.sh" --cpu --build "$build" --mode ze
   --settings 'default overlap:optimizer overlap:attention param_gather:forward param_comm:bf16+param_gather:forward' 2 "$dir/zero1") ||
   { echo "dp-interference.sh --mode zero1 failed"; echo "$zero1"; exit 1; }
 for setting in default overlap:optimizer overlap:attention param_gather:forward param_comm:bf16+param_gather:forward; do
-  [[ "$(grep "^$setting " <<< "$zero1" | awk '{print NF}')" -eq 8 ]] || { echo "no zero1 line for $setting: $zero1"; exit 1; }
+  [[ "$(grep "^$setting " <<< "$zero1" | awk '{print NF}')" -eq 9 ]] || { echo "no zero1 line for $setting: $zero1"; exit 1; }
 done
 grep -q '/mode:zero1/' "$dir/zero1/default.json" || { echo "--mode zero1 did not run the zero1 row"; exit 1; }
 grep -q '/overlap:optimizer/ranks:2/mode:zero1' "$dir/zero1/overlap_optimizer.json" || { echo "no zero1 overlap:optimizer row"; exit 1; }
@@ -45,7 +46,7 @@ forward=$(bash "$root/scripts/dp-interference.sh" --cpu --build "$build" \
   --settings 'update:forward update:forward+overlap:forward update:forward+overlap:forward+grad_comm:bf16_direct' 2 "$dir/forward") ||
   { echo "dp-interference.sh with update:forward failed"; echo "$forward"; exit 1; }
 for setting in update:forward update:forward+overlap:forward update:forward+overlap:forward+grad_comm:bf16_direct; do
-  [[ "$(grep "^$setting " <<< "$forward" | awk '{print NF}')" -eq 8 ]] || { echo "no line for $setting: $forward"; exit 1; }
+  [[ "$(grep "^$setting " <<< "$forward" | awk '{print NF}')" -eq 9 ]] || { echo "no line for $setting: $forward"; exit 1; }
 done
 grep -q '/update:forward/ranks:2/mode:ddp' "$dir/forward/update_forward.json" || { echo "no ddp update:forward row"; exit 1; }
 grep -q '/overlap:forward/update:forward/ranks:2/mode:ddp' "$dir/forward/update_forward_overlap_forward.json" ||
@@ -56,7 +57,7 @@ rounds=$(bash "$root/scripts/dp-interference.sh" --cpu --build "$build" --rounds
   { echo "dp-interference.sh --rounds 2 failed"; echo "$rounds"; exit 1; }
 for setting in default bucket:512KiB; do
   line=$(grep "^$setting " <<< "$rounds") || { echo "no rounds line for $setting: $rounds"; exit 1; }
-  [[ "$(awk '{print NF}' <<< "$line")" -eq 9 && "$(awk '{print $9}' <<< "$line")" =~ ^[0-9.]+-[0-9.]+\(2\)$ ]] ||
+  [[ "$(awk '{print NF}' <<< "$line")" -eq 10 && "$(awk '{print $10}' <<< "$line")" =~ ^[0-9.]+-[0-9.]+\(2\)$ ]] ||
     { echo "$setting: no medians and range of 2 runs: $line"; exit 1; }
   label=${setting//[:.+]/_}
   [[ -s "$dir/rounds/$label.r1.json" && -s "$dir/rounds/$label.r2.json" ]] || { echo "no run files for each round of $setting"; exit 1; }
@@ -65,4 +66,12 @@ bash "$root/scripts/dp-interference.sh" --cpu --build "$build" --rounds 0 2 "$di
   { echo "--rounds 0 was accepted"; exit 1; }
 bash "$root/scripts/dp-interference.sh" --cpu --build "$build" --settings 'cta_policy:fast' 2 "$dir/bad" > /dev/null 2>&1 &&
   { echo "an unknown CTA policy was accepted"; exit 1; }
+# The clock column on rows that read one (a GPU's): the median over the runs of row ÷ reference.
+mkdir -p "$dir/clock"
+for k in 1 2 3; do
+  printf '{"benchmarks": [{"name": "model/train_step_dp/x/ranks:2/mode:ddp", "run_type": "iteration", "sm_clock_mhz": %s, "ref_sm_clock_mhz": 1700}]}' \
+    "$((1600 + 25 * k))" > "$dir/clock/default.r$k.json"
+done
+clock=$(python3 "$root/scripts/dp_interference_table.py" --rounds 3 "$dir/clock" default | awk '$1 == "default" {print $9}')
+[[ "$clock" == 0.971 ]] || { echo "clock/ref of 1625, 1650, 1675 MHz against 1700: $clock, not 0.971"; exit 1; }
 echo "ok: 7 settings, 3 of ddp's updates in the forward and 5 of zero1, buckets $default_buckets -> $larger_buckets"
