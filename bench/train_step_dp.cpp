@@ -19,8 +19,8 @@
 //             one-GPU step of the same batch, ref_step_ms: the mean over the ranks of each
 //             one's, ref_step_min_rank_ms … ref_step_max_rank_ms), exposed_comm_ms/_pct, phases,
 //             step_ms (the slowest rank's mean; step_min_rank_ms … step_max_rank_ms),
-//             slowest_rank_step_ms, between_steps_ms, the reference's phases (ref_forward_ms, ref_backward_ms,
-//             ...) and clock (ref_sm_clock_mhz, ref_power_capped_pct) beside the row's,
+//             slowest_rank_step_ms, between_steps_ms, the reference's phases (ref_forward_ms,
+//             ref_backward_ms, ...) and clock (ref_sm_clock_mhz, ref_power_capped_pct) beside the row's,
 //             state_bytes / ref_state_bytes / state_ratio, peak_mem_max_rank_bytes, mfu_pct
 // Default: each --gptbench_models size at B×T of the options in bf16 with the one-GPU step's
 // fastest configuration (our AdamW where built, the fused LM head, fused blocks), every mode.
